@@ -1,1 +1,5 @@
+//! kube-arbiter: a Kubernetes scheduler extender and priority admission
+//! webhook served over one TLS port. See DESIGN.md for the map.
 
+pub mod cluster;
+pub mod model;

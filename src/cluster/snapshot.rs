@@ -1,0 +1,419 @@
+//! The immutable, indexed cluster view every request reads.
+//!
+//! Built once per change by a source and never mutated afterwards. Indexes
+//! answer the questions the policies ask without scanning all pods: pods by
+//! node, pods by namespace, pods that carry pod (anti-)affinity terms, pod by
+//! UID, namespace labels, PDBs by namespace, PriorityClasses by name, the
+//! owners that define default spread selectors, and topology domains per
+//! label key. Collections are `Arc`-shared so a source can publish a new
+//! snapshot that reuses every part an update did not touch.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use foldhash::HashMapExt;
+
+use crate::model::{
+    Labels, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
+    SelectorOwner,
+};
+
+type Map<K, V> = foldhash::HashMap<K, V>;
+
+/// Every object a source hands over; the snapshot takes what it needs.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterObjects {
+    pub nodes: Vec<Node>,
+    pub pods: Vec<Pod>,
+    pub namespaces: Vec<Namespace>,
+    pub pdbs: Vec<PodDisruptionBudget>,
+    pub priority_classes: Vec<PriorityClass>,
+    pub services: Vec<MapSelectorOwner>,
+    pub replica_sets: Vec<SelectorOwner>,
+    pub stateful_sets: Vec<SelectorOwner>,
+    pub replication_controllers: Vec<MapSelectorOwner>,
+}
+
+/// Index of a node in [`Snapshot::nodes`]; stable within one snapshot.
+pub type NodeIdx = u32;
+
+/// A node with the pods bound to it.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub node: Arc<Node>,
+    pub pods: Vec<Arc<Pod>>,
+}
+
+/// A pod and the index of its node (`None` when unassigned or bound to a
+/// node the view does not know).
+#[derive(Debug, Clone)]
+pub struct PodRef {
+    pub node: Option<NodeIdx>,
+    pub pod: Arc<Pod>,
+}
+
+/// Workload owners of one namespace, for default spread selectors.
+#[derive(Debug, Clone, Default)]
+pub struct Owners {
+    pub services: Vec<Arc<MapSelectorOwner>>,
+    pub replica_sets: Vec<Arc<SelectorOwner>>,
+    pub stateful_sets: Vec<Arc<SelectorOwner>>,
+    pub replication_controllers: Vec<Arc<MapSelectorOwner>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    nodes: Arc<[NodeInfo]>,
+    node_index: Arc<Map<String, NodeIdx>>,
+    pods_by_namespace: Arc<Map<String, Arc<[PodRef]>>>,
+    pods_with_affinity: Arc<[PodRef]>,
+    pods_with_required_anti_affinity: Arc<[PodRef]>,
+    pod_by_uid: Arc<Map<String, PodRef>>,
+    namespaces: Arc<Map<String, Arc<Namespace>>>,
+    pdbs_by_namespace: Arc<Map<String, Vec<Arc<PodDisruptionBudget>>>>,
+    priority_classes: Arc<BTreeMap<String, Arc<PriorityClass>>>,
+    owners_by_namespace: Arc<Map<String, Owners>>,
+    topology_domains: Arc<Map<String, BTreeMap<String, u32>>>,
+    pod_count: usize,
+}
+
+/// Objects in the view by kind, for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ObjectCounts {
+    pub nodes: usize,
+    pub pods: usize,
+    pub namespaces: usize,
+    pub pdbs: usize,
+    pub priority_classes: usize,
+    pub services: usize,
+    pub replica_sets: usize,
+    pub stateful_sets: usize,
+    pub replication_controllers: usize,
+}
+
+impl ObjectCounts {
+    pub fn by_kind(&self) -> [(&'static str, usize); 9] {
+        [
+            ("Node", self.nodes),
+            ("Pod", self.pods),
+            ("Namespace", self.namespaces),
+            ("PodDisruptionBudget", self.pdbs),
+            ("PriorityClass", self.priority_classes),
+            ("Service", self.services),
+            ("ReplicaSet", self.replica_sets),
+            ("StatefulSet", self.stateful_sets),
+            ("ReplicationController", self.replication_controllers),
+        ]
+    }
+}
+
+static NO_PODS: [PodRef; 0] = [];
+
+impl Snapshot {
+    /// Index `objects`. Succeeded and Failed pods are dropped here.
+    pub fn build(objects: ClusterObjects) -> Self {
+        let mut nodes: Vec<Node> = objects.nodes;
+        nodes.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        nodes.dedup_by(|a, b| a.metadata.name == b.metadata.name);
+
+        let mut node_index = Map::with_capacity(nodes.len());
+        let mut topology_domains: Map<String, BTreeMap<String, u32>> = Map::new();
+        for (i, node) in nodes.iter().enumerate() {
+            node_index.insert(node.metadata.name.clone(), i as NodeIdx);
+            for (k, v) in &node.metadata.labels {
+                *topology_domains
+                    .entry(k.clone())
+                    .or_default()
+                    .entry(v.clone())
+                    .or_default() += 1;
+            }
+        }
+        let mut infos: Vec<NodeInfo> = nodes
+            .into_iter()
+            .map(|n| NodeInfo {
+                node: Arc::new(n),
+                pods: Vec::new(),
+            })
+            .collect();
+
+        let mut by_namespace: Map<String, Vec<PodRef>> = Map::new();
+        let mut with_affinity = Vec::new();
+        let mut with_required_anti = Vec::new();
+        let mut by_uid = Map::with_capacity(objects.pods.len());
+        let mut pod_count = 0;
+        for pod in objects.pods {
+            if pod.is_terminal() {
+                continue;
+            }
+            pod_count += 1;
+            let pod = Arc::new(pod);
+            let node = (!pod.spec.node_name.is_empty())
+                .then(|| node_index.get(&pod.spec.node_name).copied())
+                .flatten();
+            let r = PodRef {
+                node,
+                pod: pod.clone(),
+            };
+            if let Some(i) = node {
+                infos[i as usize].pods.push(pod.clone());
+                if pod.has_pod_affinity_terms() {
+                    with_affinity.push(r.clone());
+                }
+                if pod.has_required_anti_affinity() {
+                    with_required_anti.push(r.clone());
+                }
+            }
+            if !pod.metadata.uid.is_empty() {
+                by_uid.insert(pod.metadata.uid.clone(), r.clone());
+            }
+            by_namespace
+                .entry(pod.metadata.namespace.clone())
+                .or_default()
+                .push(r);
+        }
+
+        let mut pdbs_by_namespace: Map<String, Vec<Arc<PodDisruptionBudget>>> = Map::new();
+        for pdb in objects.pdbs {
+            pdbs_by_namespace
+                .entry(pdb.metadata.namespace.clone())
+                .or_default()
+                .push(Arc::new(pdb));
+        }
+        let mut owners: Map<String, Owners> = Map::new();
+        for s in objects.services {
+            owners
+                .entry(s.metadata.namespace.clone())
+                .or_default()
+                .services
+                .push(Arc::new(s));
+        }
+        for rs in objects.replica_sets {
+            owners
+                .entry(rs.metadata.namespace.clone())
+                .or_default()
+                .replica_sets
+                .push(Arc::new(rs));
+        }
+        for ss in objects.stateful_sets {
+            owners
+                .entry(ss.metadata.namespace.clone())
+                .or_default()
+                .stateful_sets
+                .push(Arc::new(ss));
+        }
+        for rc in objects.replication_controllers {
+            owners
+                .entry(rc.metadata.namespace.clone())
+                .or_default()
+                .replication_controllers
+                .push(Arc::new(rc));
+        }
+
+        Snapshot {
+            nodes: infos.into(),
+            node_index: Arc::new(node_index),
+            pods_by_namespace: Arc::new(
+                by_namespace
+                    .into_iter()
+                    .map(|(k, v)| (k, Arc::from(v)))
+                    .collect(),
+            ),
+            pods_with_affinity: with_affinity.into(),
+            pods_with_required_anti_affinity: with_required_anti.into(),
+            pod_by_uid: Arc::new(by_uid),
+            namespaces: Arc::new(
+                objects
+                    .namespaces
+                    .into_iter()
+                    .map(|n| (n.metadata.name.clone(), Arc::new(n)))
+                    .collect(),
+            ),
+            pdbs_by_namespace: Arc::new(pdbs_by_namespace),
+            priority_classes: Arc::new(
+                objects
+                    .priority_classes
+                    .into_iter()
+                    .map(|pc| (pc.metadata.name.clone(), Arc::new(pc)))
+                    .collect(),
+            ),
+            owners_by_namespace: Arc::new(owners),
+            topology_domains: Arc::new(topology_domains),
+            pod_count,
+        }
+    }
+
+    /// All nodes, sorted by name; a [`NodeIdx`] indexes this slice.
+    pub fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+
+    pub fn node_idx(&self, name: &str) -> Option<NodeIdx> {
+        self.node_index.get(name).copied()
+    }
+
+    pub fn node(&self, name: &str) -> Option<&NodeInfo> {
+        self.node_idx(name).map(|i| &self.nodes[i as usize])
+    }
+
+    /// Every non-terminal pod of `namespace`, bound or not.
+    pub fn pods_in_namespace(&self, namespace: &str) -> &[PodRef] {
+        self.pods_by_namespace
+            .get(namespace)
+            .map_or(&NO_PODS[..], |p| &p[..])
+    }
+
+    /// Namespaces that have at least one pod, with their pods.
+    pub fn namespaces_with_pods(&self) -> impl Iterator<Item = (&str, &[PodRef])> {
+        self.pods_by_namespace
+            .iter()
+            .map(|(k, v)| (k.as_str(), &v[..]))
+    }
+
+    /// Bound pods with any pod affinity or anti-affinity term.
+    pub fn pods_with_affinity(&self) -> &[PodRef] {
+        &self.pods_with_affinity
+    }
+
+    /// Bound pods with a required anti-affinity term (they can block others).
+    pub fn pods_with_required_anti_affinity(&self) -> &[PodRef] {
+        &self.pods_with_required_anti_affinity
+    }
+
+    pub fn pod_by_uid(&self, uid: &str) -> Option<&PodRef> {
+        self.pod_by_uid.get(uid)
+    }
+
+    pub fn pod(&self, namespace: &str, name: &str) -> Option<&PodRef> {
+        self.pods_in_namespace(namespace)
+            .iter()
+            .find(|r| r.pod.metadata.name == name)
+    }
+
+    pub fn namespace(&self, name: &str) -> Option<&Namespace> {
+        self.namespaces.get(name).map(|n| &**n)
+    }
+
+    /// Labels of a namespace; empty when the view does not know it.
+    pub fn namespace_labels(&self, name: &str) -> Option<&Labels> {
+        self.namespace(name).map(|n| &n.metadata.labels)
+    }
+
+    pub fn all_namespaces(&self) -> impl Iterator<Item = &Namespace> {
+        self.namespaces.values().map(|n| &**n)
+    }
+
+    pub fn pdbs_in_namespace(&self, namespace: &str) -> &[Arc<PodDisruptionBudget>] {
+        self.pdbs_by_namespace
+            .get(namespace)
+            .map_or(&[], |v| &v[..])
+    }
+
+    pub fn priority_class(&self, name: &str) -> Option<&PriorityClass> {
+        self.priority_classes.get(name).map(|p| &**p)
+    }
+
+    /// All PriorityClasses, by name.
+    pub fn priority_classes(&self) -> impl Iterator<Item = &PriorityClass> {
+        self.priority_classes.values().map(|p| &**p)
+    }
+
+    pub fn owners_in_namespace(&self, namespace: &str) -> Option<&Owners> {
+        self.owners_by_namespace.get(namespace)
+    }
+
+    /// Topology domains of a label key: value → number of nodes.
+    pub fn topology_domains(&self, key: &str) -> Option<&BTreeMap<String, u32>> {
+        self.topology_domains.get(key)
+    }
+
+    pub fn counts(&self) -> ObjectCounts {
+        let owners = self.owners_by_namespace.values();
+        let mut c = ObjectCounts {
+            nodes: self.nodes.len(),
+            pods: self.pod_count,
+            namespaces: self.namespaces.len(),
+            pdbs: self.pdbs_by_namespace.values().map(Vec::len).sum(),
+            priority_classes: self.priority_classes.len(),
+            ..Default::default()
+        };
+        for o in owners {
+            c.services += o.services.len();
+            c.replica_sets += o.replica_sets.len();
+            c.stateful_sets += o.stateful_sets.len();
+            c.replication_controllers += o.replication_controllers.len();
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, zone: &str) -> Node {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}}
+        }))
+        .unwrap()
+    }
+
+    fn pod(ns: &str, name: &str, node: &str, phase: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{name}")},
+            "spec": {"nodeName": node},
+            "status": {"phase": phase}
+        }))
+        .unwrap()
+    }
+
+    fn sample() -> Snapshot {
+        Snapshot::build(ClusterObjects {
+            nodes: vec![node("b", "z1"), node("a", "z1"), node("c", "z2")],
+            pods: vec![
+                pod("shop", "p1", "a", "Running"),
+                pod("shop", "p2", "b", "Pending"),
+                pod("shop", "done", "a", "Succeeded"),
+                pod("shop", "failed", "a", "Failed"),
+                pod("other", "p3", "", "Pending"),
+                pod("other", "ghost", "unknown-node", "Running"),
+            ],
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn nodes_are_sorted_by_name_and_indexed() {
+        let s = sample();
+        let names: Vec<_> = s.nodes().iter().map(|n| n.node.name()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(s.node_idx("c"), Some(2));
+        assert!(s.node("zz").is_none());
+    }
+
+    #[test]
+    fn terminal_pods_are_not_part_of_the_view() {
+        let s = sample();
+        assert_eq!(s.counts().pods, 4);
+        assert_eq!(s.node("a").unwrap().pods.len(), 1);
+        assert!(s.pod_by_uid("uid-done").is_none());
+    }
+
+    #[test]
+    fn pods_are_indexed_by_namespace_with_their_node() {
+        let s = sample();
+        let shop = s.pods_in_namespace("shop");
+        assert_eq!(shop.len(), 2);
+        assert_eq!(s.pod("other", "p3").unwrap().node, None);
+        assert_eq!(s.pod("other", "ghost").unwrap().node, None);
+        assert_eq!(s.pod("shop", "p2").unwrap().node, Some(1));
+        assert!(s.pods_in_namespace("nope").is_empty());
+    }
+
+    #[test]
+    fn topology_domains_count_nodes_per_value() {
+        let s = sample();
+        let zones = s.topology_domains("topology.kubernetes.io/zone").unwrap();
+        assert_eq!(zones["z1"], 2);
+        assert_eq!(zones["z2"], 1);
+    }
+}

@@ -1,0 +1,120 @@
+//! Object metadata: the parts of `metadata` the policies read.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Deserializer};
+
+/// Annotations we act on; every other annotation (often large, such as
+/// kubectl's last-applied configuration) is dropped while decoding so that
+/// 150,000 pods stay small in memory.
+pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+const KEPT_ANNOTATIONS: &[&str] = &[POD_DELETION_COST];
+
+pub type Labels = BTreeMap<String, String>;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub namespace: String,
+    #[serde(default)]
+    pub uid: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub labels: Labels,
+    #[serde(default, deserialize_with = "kept_annotations")]
+    pub annotations: Labels,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub owner_references: Vec<OwnerReference>,
+    #[serde(default)]
+    pub creation_timestamp: Option<Timestamp>,
+    #[serde(default)]
+    pub deletion_timestamp: Option<Timestamp>,
+    #[serde(default)]
+    pub resource_version: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    #[serde(default)]
+    pub api_version: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub uid: String,
+    #[serde(default)]
+    pub controller: Option<bool>,
+}
+
+impl ObjectMeta {
+    /// The owner reference marked `controller: true`, if any.
+    pub fn controller(&self) -> Option<&OwnerReference> {
+        self.owner_references
+            .iter()
+            .find(|o| o.controller == Some(true))
+    }
+
+    /// `namespace/name`, the way people name objects in messages.
+    pub fn key(&self) -> String {
+        if self.namespace.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// Kubernetes serializes empty maps and lists as `null` at times; treat
+/// `null` like an absent field.
+pub fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+fn kept_annotations<'de, D: Deserializer<'de>>(d: D) -> Result<Labels, D::Error> {
+    let all: Option<BTreeMap<String, String>> = Option::deserialize(d)?;
+    Ok(all
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| KEPT_ANNOTATIONS.contains(&k.as_str()))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drops_annotations_the_policies_do_not_read() {
+        let meta: ObjectMeta = serde_json::from_str(
+            r#"{"name":"a","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{..}",
+                "controller.kubernetes.io/pod-deletion-cost":"5"}}"#,
+        )
+        .unwrap();
+        assert_eq!(meta.annotations.len(), 1);
+        assert_eq!(meta.annotations[POD_DELETION_COST], "5");
+    }
+
+    #[test]
+    fn null_labels_are_empty() {
+        let meta: ObjectMeta = serde_json::from_str(r#"{"name":"a","labels":null}"#).unwrap();
+        assert!(meta.labels.is_empty());
+    }
+
+    #[test]
+    fn controller_owner_is_the_one_marked_controller() {
+        let meta: ObjectMeta = serde_json::from_str(
+            r#"{"ownerReferences":[{"kind":"X","name":"x"},{"kind":"ReplicaSet","name":"rs","controller":true}]}"#,
+        )
+        .unwrap();
+        assert_eq!(meta.controller().unwrap().name, "rs");
+    }
+}

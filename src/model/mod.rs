@@ -1,0 +1,18 @@
+//! Lean domain types decoded straight from Kubernetes JSON.
+//!
+//! Only the fields the policies read are kept; unknown fields are ignored
+//! (newer API versions add fields), wrong types are decode errors. Nothing
+//! here does I/O.
+
+pub mod meta;
+pub mod node;
+pub mod objects;
+pub mod pod;
+pub mod quantity;
+pub mod selector;
+
+pub use meta::{Labels, ObjectMeta, OwnerReference};
+pub use node::{Node, Taint, Toleration};
+pub use objects::{MapSelectorOwner, Namespace, PodDisruptionBudget, PriorityClass, SelectorOwner};
+pub use pod::Pod;
+pub use selector::LabelSelector;

@@ -1,0 +1,347 @@
+//! The Pod fields the policies read: placement constraints, resources,
+//! priority, and the status bits used by preemption and scale-in.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::Deserialize;
+
+use super::meta::{ObjectMeta, null_as_default};
+use super::node::Toleration;
+use super::quantity::{ResourceList, resource_list};
+use super::selector::LabelSelector;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pod {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: PodSpec,
+    #[serde(default)]
+    pub status: PodStatus,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    #[serde(default)]
+    pub node_name: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub node_selector: BTreeMap<String, String>,
+    #[serde(default)]
+    pub affinity: Option<Affinity>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub tolerations: Vec<Toleration>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub containers: Vec<Container>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub init_containers: Vec<Container>,
+    #[serde(default, deserialize_with = "resource_list")]
+    pub overhead: ResourceList,
+    /// Pod-level resources (beta since 1.34); when set they replace the
+    /// sum of the containers' requests.
+    #[serde(default)]
+    pub resources: Option<ResourceRequirements>,
+    #[serde(default)]
+    pub priority: Option<i32>,
+    #[serde(default)]
+    pub priority_class_name: String,
+    #[serde(default)]
+    pub preemption_policy: Option<String>,
+    #[serde(default)]
+    pub scheduler_name: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Container {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub resources: ResourceRequirements,
+    /// `Always` on an init container makes it a sidecar that keeps running.
+    #[serde(default)]
+    pub restart_policy: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRequirements {
+    #[serde(default, deserialize_with = "resource_list")]
+    pub requests: ResourceList,
+    #[serde(default, deserialize_with = "resource_list")]
+    pub limits: ResourceList,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Affinity {
+    #[serde(default)]
+    pub node_affinity: Option<NodeAffinity>,
+    #[serde(default)]
+    pub pod_affinity: Option<PodAffinity>,
+    #[serde(default)]
+    pub pod_anti_affinity: Option<PodAffinity>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeAffinity {
+    #[serde(default)]
+    pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredSchedulingTerm>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSelector {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub node_selector_terms: Vec<NodeSelectorTerm>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSelectorTerm {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub match_expressions: Vec<NodeSelectorRequirement>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub match_fields: Vec<NodeSelectorRequirement>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSelectorRequirement {
+    pub key: String,
+    pub operator: NodeSelectorOperator,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub values: Vec<String>,
+}
+
+/// Unknown operators decode as `Invalid`: upstream treats such a term as a
+/// parse error that never matches while other ORed terms still count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum NodeSelectorOperator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+    Gt,
+    Lt,
+    #[serde(other)]
+    Invalid,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreferredSchedulingTerm {
+    #[serde(default)]
+    pub weight: i32,
+    #[serde(default)]
+    pub preference: NodeSelectorTerm,
+}
+
+/// Both `podAffinity` and `podAntiAffinity` have this shape.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodAffinity {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub required_during_scheduling_ignored_during_execution: Vec<PodAffinityTerm>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub preferred_during_scheduling_ignored_during_execution: Vec<WeightedPodAffinityTerm>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodAffinityTerm {
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub namespaces: Vec<String>,
+    #[serde(default)]
+    pub topology_key: String,
+    #[serde(default)]
+    pub namespace_selector: Option<LabelSelector>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub match_label_keys: Vec<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub mismatch_label_keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WeightedPodAffinityTerm {
+    #[serde(default)]
+    pub weight: i32,
+    #[serde(default)]
+    pub pod_affinity_term: PodAffinityTerm,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopologySpreadConstraint {
+    #[serde(default)]
+    pub max_skew: i32,
+    #[serde(default)]
+    pub topology_key: String,
+    #[serde(default)]
+    pub when_unsatisfiable: String,
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    #[serde(default)]
+    pub min_domains: Option<i32>,
+    #[serde(default)]
+    pub node_affinity_policy: Option<String>,
+    #[serde(default)]
+    pub node_taints_policy: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub match_label_keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    #[serde(default)]
+    pub phase: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub conditions: Vec<PodCondition>,
+    #[serde(default)]
+    pub start_time: Option<Timestamp>,
+    #[serde(default)]
+    pub nominated_node_name: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub container_statuses: Vec<ContainerStatus>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub init_container_statuses: Vec<ContainerStatus>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodCondition {
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub last_transition_time: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStatus {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub restart_count: i32,
+}
+
+impl Pod {
+    /// Succeeded and Failed pods hold no resources and are left out of the
+    /// view entirely, as kube-scheduler's informer does.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self.status.phase.as_str(), "Succeeded" | "Failed")
+    }
+
+    pub fn is_terminating(&self) -> bool {
+        self.metadata.deletion_timestamp.is_some()
+    }
+
+    /// `spec.priority`, missing counting as 0 (the scheduler never consults
+    /// PriorityClasses).
+    pub fn priority(&self) -> i32 {
+        self.spec.priority.unwrap_or(0)
+    }
+
+    pub fn condition(&self, type_: &str) -> Option<&PodCondition> {
+        self.status.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.condition("Ready").is_some_and(|c| c.status == "True")
+    }
+
+    pub fn pod_affinity(&self) -> Option<&PodAffinity> {
+        self.spec.affinity.as_ref()?.pod_affinity.as_ref()
+    }
+
+    pub fn pod_anti_affinity(&self) -> Option<&PodAffinity> {
+        self.spec.affinity.as_ref()?.pod_anti_affinity.as_ref()
+    }
+
+    pub fn node_affinity(&self) -> Option<&NodeAffinity> {
+        self.spec.affinity.as_ref()?.node_affinity.as_ref()
+    }
+
+    /// True when any pod (anti-)affinity term, required or preferred, exists.
+    pub fn has_pod_affinity_terms(&self) -> bool {
+        [self.pod_affinity(), self.pod_anti_affinity()]
+            .into_iter()
+            .flatten()
+            .any(|a| {
+                !a.required_during_scheduling_ignored_during_execution
+                    .is_empty()
+                    || !a
+                        .preferred_during_scheduling_ignored_during_execution
+                        .is_empty()
+            })
+    }
+
+    pub fn has_required_anti_affinity(&self) -> bool {
+        self.pod_anti_affinity().is_some_and(|a| {
+            !a.required_during_scheduling_ignored_during_execution
+                .is_empty()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_a_kubectl_pod_and_keeps_what_policies_need() {
+        let pod: Pod = serde_json::from_str(
+            r#"{"apiVersion":"v1","kind":"Pod",
+              "metadata":{"name":"web-1","namespace":"shop","uid":"u1","labels":{"app":"web"},
+                          "managedFields":[{"manager":"kubectl"}]},
+              "spec":{"nodeName":"n1","priority":100,
+                      "containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"250m","memory":"64Mi"}}}],
+                      "affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+                          {"labelSelector":{"matchLabels":{"app":"web"}},"topologyKey":"kubernetes.io/hostname"}]}},
+                      "topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}]},
+              "status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}],
+                        "startTime":"2024-01-02T03:04:05Z","containerStatuses":[{"name":"c","restartCount":3}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(pod.metadata.key(), "shop/web-1");
+        assert_eq!(pod.spec.containers[0].resources.requests["cpu"], 250);
+        assert_eq!(pod.priority(), 100);
+        assert!(pod.is_ready());
+        assert!(pod.has_required_anti_affinity());
+        assert_eq!(pod.spec.topology_spread_constraints[0].max_skew, 1);
+        assert_eq!(pod.status.container_statuses[0].restart_count, 3);
+    }
+
+    #[test]
+    fn wrong_field_type_is_a_clear_error() {
+        let err = serde_json::from_str::<Pod>(r#"{"spec":{"priority":"high"}}"#).unwrap_err();
+        assert!(err.to_string().contains("invalid type"), "{err}");
+    }
+
+    #[test]
+    fn unknown_node_selector_operator_decodes_as_invalid() {
+        let term: NodeSelectorTerm = serde_json::from_str(
+            r#"{"matchExpressions":[{"key":"k","operator":"Foo","values":["1"]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            term.match_expressions[0].operator,
+            NodeSelectorOperator::Invalid
+        );
+    }
+}
