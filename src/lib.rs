@@ -2,4 +2,7 @@
 //! webhook served over one TLS port. See DESIGN.md for the map.
 
 pub mod cluster;
+pub mod config;
 pub mod model;
+pub mod policy;
+pub mod server;

@@ -1,0 +1,90 @@
+//! Policy and server settings from `--config F` (YAML). Every field has a
+//! default; unknown keys are an error that names the key.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Config {
+    pub server: ServerSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ServerSettings {
+    /// Body limit for `/scheduler/*`: a full 5,000-node NodeList is tens of MB.
+    pub scheduler_body_limit_bytes: usize,
+    /// Body limit for `/admission/*` and other routes.
+    pub admission_body_limit_bytes: usize,
+    /// Requests running longer are answered 503.
+    pub request_timeout_seconds: u64,
+    /// How long SIGTERM waits for in-flight requests.
+    pub shutdown_grace_seconds: u64,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            scheduler_body_limit_bytes: 128 << 20,
+            admission_body_limit_bytes: 8 << 20,
+            request_timeout_seconds: 30,
+            shutdown_grace_seconds: 20,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|message| ConfigError::Invalid {
+            path: path.display().to_string(),
+            message,
+        })
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        serde_saphyr::from_str(text).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_naming_the_key() {
+        let err = Config::parse("server:\n  bodyLimit: 3\n").unwrap_err();
+        assert!(err.contains("bodyLimit"), "{err}");
+    }
+
+    #[test]
+    fn partial_sections_keep_other_defaults() {
+        let c = Config::parse("server:\n  requestTimeoutSeconds: 5\n").unwrap();
+        assert_eq!(c.server.request_timeout_seconds, 5);
+        assert_eq!(c.server.admission_body_limit_bytes, 8 << 20);
+    }
+}

@@ -1,0 +1,47 @@
+//! Pure placement and priority decisions: no I/O, no JSON, no HTTP.
+//!
+//! Each module decides one concern, upstream-style: a per-pod preparation
+//! done once (PreFilter/PreScore), then a cheap per-node check or score.
+
+use std::fmt;
+
+/// How a node failed a filter rule; decides which extender map it lands in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// Preemption might help (`FailedNodes`).
+    Unschedulable,
+    /// Evicting pods cannot help (`FailedAndUnresolvableNodes`).
+    UnschedulableAndUnresolvable,
+}
+
+/// A node's failure of one rule, with a reason a person can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: Code,
+    pub reason: String,
+}
+
+impl Failure {
+    pub fn unschedulable(reason: impl Into<String>) -> Self {
+        Self {
+            code: Code::Unschedulable,
+            reason: reason.into(),
+        }
+    }
+
+    pub fn unresolvable(reason: impl Into<String>) -> Self {
+        Self {
+            code: Code::UnschedulableAndUnresolvable,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+/// Per-node outcome of a filter rule.
+pub type Verdict = Result<(), Failure>;

@@ -1,0 +1,30 @@
+//! What every handler gets: the cluster view and the settings.
+
+use std::sync::Arc;
+
+use crate::cluster::{ClusterView, Snapshot};
+use crate::config::Config;
+use crate::server::error::ApiError;
+use crate::server::metrics::Metrics;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub view: Arc<ClusterView>,
+    pub config: Arc<Config>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl AppState {
+    pub fn new(view: Arc<ClusterView>, config: Config) -> Self {
+        Self {
+            view,
+            config: Arc::new(config),
+            metrics: Arc::new(Metrics::new()),
+        }
+    }
+
+    /// The current snapshot, or 503 before the first one is published.
+    pub fn snapshot(&self) -> Result<Arc<Snapshot>, ApiError> {
+        self.view.current().ok_or_else(ApiError::not_ready)
+    }
+}
