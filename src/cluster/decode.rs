@@ -178,6 +178,8 @@ enum Kind {
     ReplicationController,
 }
 
+// Lives for one object only; boxing would cost an allocation per object.
+#[allow(clippy::large_enum_variant)]
 enum Obj {
     Node(crate::model::Node),
     Pod(crate::model::Pod),
