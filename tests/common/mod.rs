@@ -170,14 +170,15 @@ impl ServerProcess {
         assert!(status.success());
     }
 
-    /// The exit status, waiting at most [`PATIENCE`].
-    pub fn wait(&mut self) -> ExitStatus {
+    /// The exit status, waiting at most [`PATIENCE`] (async, so the test's
+    /// own client connections keep being driven meanwhile).
+    pub async fn wait(&mut self) -> ExitStatus {
         let start = Instant::now();
         while start.elapsed() < PATIENCE {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         panic!("server did not exit:\n{}", self.log());
     }
