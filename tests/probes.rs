@@ -4,26 +4,14 @@ mod common;
 
 use std::net::SocketAddr;
 
-use common::{
-    ServerProcess, TestCa, client, empty_state_file, eventually, install_provider, metric,
-};
+use common::{ServerProcess, TestCa, client, eventually, install_provider, metric, serve_tls};
 
 fn start(extra: &[&str]) -> (tempfile::TempDir, ServerProcess, TestCa) {
     install_provider();
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("ca");
     let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let state = empty_state_file(dir.path());
-    let mut args = vec![
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--cluster-state",
-        state.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let server = ServerProcess::start(&args);
+    let server = serve_tls(dir.path(), &cert, &key, extra);
     (dir, server, ca)
 }
 
