@@ -6,3 +6,4 @@ pub mod config;
 pub mod model;
 pub mod policy;
 pub mod server;
+pub mod synth;
