@@ -13,13 +13,17 @@ KV_VERSION="1.37.0"   # PyPI kubernetes-validate; bundles schemas up to Kubernet
 K8S_VERSION="1.34.0"  # the oldest cluster minor we support (k8s-openapi feature v1_34)
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="${KUBE_ARBITER_VALIDATE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-arbiter/kubernetes-validate-$KV_VERSION}"
+# A plain `pip install --target` directory rather than a venv: Debian's
+# python3 has no venv module unless python3-venv is installed, and --target
+# is not refused as an "externally managed environment".
+pkgs="${KUBE_ARBITER_VALIDATE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-arbiter/kubernetes-validate-$KV_VERSION}"
 
-if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import kubernetes_validate" 2>/dev/null; then
-    echo "==> installing kubernetes-validate==$KV_VERSION into $venv"
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KV_VERSION"
+if [[ ! -f "$pkgs/.installed" ]]; then
+    echo "==> installing kubernetes-validate==$KV_VERSION into $pkgs"
+    rm -rf "$pkgs"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$pkgs" \
+        "kubernetes-validate==$KV_VERSION"
+    touch "$pkgs/.installed"
 fi
 
 if [[ $# -gt 0 ]]; then
@@ -35,7 +39,8 @@ if [[ ${#files[@]} -eq 0 ]]; then
 fi
 
 echo "==> validating ${#files[@]} manifest files against Kubernetes $K8S_VERSION (strict)"
-if "$venv/bin/python" "$root/scripts/validate_manifests.py" "$K8S_VERSION" "${files[@]}"; then
+# -s: ignore the user's site-packages; PYTHONPATH puts our copies first.
+if PYTHONPATH="$pkgs" python3 -s "$root/scripts/validate_manifests.py" "$K8S_VERSION" "${files[@]}"; then
     echo "all manifests valid"
 else
     echo "manifest validation FAILED" >&2
