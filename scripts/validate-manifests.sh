@@ -5,7 +5,8 @@
 # fail, except KubeSchedulerConfiguration (kube-scheduler's own file format),
 # which validate_manifests.py checks by hand. See that file for details.
 #
-# Usage: scripts/validate-manifests.sh [FILE...]   (default: manifests/*.yaml)
+# Usage: scripts/validate-manifests.sh [FILE...]
+#   default: manifests/*.yaml and examples/demo-cluster.yaml (a kind: List)
 # Exits non-zero if any document fails.
 set -euo pipefail
 
@@ -30,7 +31,7 @@ if [[ $# -gt 0 ]]; then
     files=("$@")
 else
     shopt -s nullglob
-    files=("$root"/manifests/*.yaml)
+    files=("$root"/manifests/*.yaml "$root"/examples/demo-cluster.yaml)
     shopt -u nullglob
 fi
 if [[ ${#files[@]} -eq 0 ]]; then

@@ -1,6 +1,6 @@
 """Validate Kubernetes manifests offline; run by validate-manifests.sh.
 
-Every YAML document is checked against the OpenAPI schemas bundled in
+Every YAML document (or item of a `kind: List`) is checked against the OpenAPI schemas bundled in
 kubernetes-validate (strict: unknown fields are errors). Unlike the
 `kubernetes-validate` command, a document whose kind has no bundled schema is
 a failure (a typo in apiVersion or kind must not pass silently), except
@@ -155,6 +155,12 @@ def validate_file(path, k8s_version):
     if not docs:
         print(f"FAIL {path}: no YAML documents")
         return 1
+    # A `kind: List` (what `kubectl get -o yaml` prints) is checked item by item.
+    docs = [
+        item
+        for doc in docs
+        for item in (doc.get("items") or [] if isinstance(doc, dict) and doc.get("kind") == "List" else [doc])
+    ]
     for doc in docs:
         if not isinstance(doc, dict) or "kind" not in doc or "apiVersion" not in doc:
             print(f"FAIL {path}: a document without apiVersion and kind")
