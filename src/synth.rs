@@ -299,7 +299,7 @@ pub fn generate_json(p: &SynthParams) -> String {
             "description": format!("{name} workloads"),
         }));
     }
-    for ns in namespace_names(p.namespaces) {
+    for ns in namespace_names(p.namespaces.max(1)) {
         push(namespace_json(p.seed, &ns));
     }
     for d in &deployments {
