@@ -23,12 +23,18 @@ const HOSTNAME: &str = "kubernetes.io/hostname";
 const ZONE: &str = "topology.kubernetes.io/zone";
 
 fn labels(pairs: &[(&str, String)]) -> std::collections::BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
 fn app_term(app: &str, topology_key: &str) -> PodAffinityTerm {
     PodAffinityTerm {
-        label_selector: Some(LabelSelector::from_map(&labels(&[("app", app.to_string())]))),
+        label_selector: Some(LabelSelector::from_map(&labels(&[(
+            "app",
+            app.to_string(),
+        )]))),
         topology_key: topology_key.to_string(),
         ..Default::default()
     }
@@ -41,7 +47,10 @@ fn node(i: usize) -> Node {
         (HOSTNAME, n.metadata.name.clone()),
         (ZONE, format!("zone-{}", i % ZONES)),
         ("topology.kubernetes.io/region", "region-1".to_string()),
-        ("node.kubernetes.io/instance-type", format!("type-{}", i % 7)),
+        (
+            "node.kubernetes.io/instance-type",
+            format!("type-{}", i % 7),
+        ),
         ("kubernetes.io/os", "linux".to_string()),
     ]);
     n
@@ -77,10 +86,15 @@ fn pod(i: usize) -> Pod {
         1 => {
             p.spec.affinity = Some(Affinity {
                 pod_affinity: Some(PodAffinity {
-                    preferred_during_scheduling_ignored_during_execution: vec![WeightedPodAffinityTerm {
-                        weight: 50,
-                        pod_affinity_term: app_term(&format!("app-{:03}", (app + 1) % APPS_PER_NAMESPACE), ZONE),
-                    }],
+                    preferred_during_scheduling_ignored_during_execution: vec![
+                        WeightedPodAffinityTerm {
+                            weight: 50,
+                            pod_affinity_term: app_term(
+                                &format!("app-{:03}", (app + 1) % APPS_PER_NAMESPACE),
+                                ZONE,
+                            ),
+                        },
+                    ],
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -120,7 +134,10 @@ fn incoming(all_namespaces: bool) -> Pod {
         anti.namespace_selector = Some(LabelSelector::default());
     }
     let mut tier = app_term("ignored", HOSTNAME);
-    tier.label_selector = Some(LabelSelector::from_map(&labels(&[("tier", "api".to_string())])));
+    tier.label_selector = Some(LabelSelector::from_map(&labels(&[(
+        "tier",
+        "api".to_string(),
+    )])));
     p.spec.affinity = Some(Affinity {
         pod_affinity: Some(PodAffinity {
             preferred_during_scheduling_ignored_during_execution: vec![WeightedPodAffinityTerm {
@@ -154,7 +171,10 @@ fn bench(c: &mut Criterion) {
         });
         let f = prepare_filter(&snapshot, &pod).unwrap().unwrap();
         let feasible = nodes.iter().filter(|n| f.filter(n).is_ok()).count();
-        println!("filter/{name}: {feasible} of {} nodes feasible", nodes.len());
+        println!(
+            "filter/{name}: {feasible} of {} nodes feasible",
+            nodes.len()
+        );
         g.bench_function(format!("filter/{name}/prepare_and_all_nodes"), |b| {
             b.iter(|| {
                 let f = prepare_filter(&snapshot, black_box(&pod)).unwrap().unwrap();
@@ -181,7 +201,9 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("score/prepare_all_nodes_and_normalize", |b| {
         b.iter(|| {
-            let s = prepare_score(&snapshot, black_box(&pod), 1).unwrap().unwrap();
+            let s = prepare_score(&snapshot, black_box(&pod), 1)
+                .unwrap()
+                .unwrap();
             let raw: Vec<i64> = nodes.iter().map(|n| s.score(n)).collect();
             normalize(&raw)
         })

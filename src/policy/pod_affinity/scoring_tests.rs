@@ -484,3 +484,27 @@ fn normalize_spreads_between_min_and_max() {
     assert_eq!(normalize(&[3, 3]), vec![0, 0]);
     assert!(normalize(&[]).is_empty());
 }
+
+#[test]
+fn existing_pod_preferred_group_with_an_unparsable_term_is_dropped() {
+    let bad = term_json(json!({
+        "labelSelector": {"matchExpressions": [{"key": "x", "operator": "In"}]},
+        "topologyKey": "region",
+    }));
+    let s = snapshot(
+        nodes(&[CHINA, INDIA]),
+        vec![
+            on(
+                stay_with_s1_in_region(p("a")).preferred_affinity(1, bad),
+                "node1",
+            ),
+            on(stay_with_s1_in_region(p("b")), "node2"),
+        ],
+        vec![],
+    );
+    let sc = prepare_score(&s, &p("in").labels(S1).build(), 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(sc.score(&s.nodes()[0].node), 0);
+    assert_eq!(sc.score(&s.nodes()[1].node), 5);
+}
