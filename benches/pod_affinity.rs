@@ -7,6 +7,7 @@
 //! as one extender request does.
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use kube_arbiter::cluster::{ClusterObjects, Snapshot};
@@ -162,7 +163,9 @@ fn bench(c: &mut Criterion) {
     let snapshot = cluster();
     let nodes: Vec<&Node> = snapshot.nodes().iter().map(|n| &*n.node).collect();
     let mut g = c.benchmark_group("pod_affinity_5000_nodes_150000_pods");
-    g.sample_size(20);
+    g.sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
 
     for (name, all) in [("own_namespace", false), ("all_namespaces", true)] {
         let pod = incoming(all);
