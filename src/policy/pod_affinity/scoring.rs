@@ -1,0 +1,163 @@
+//! Preferred inter-pod affinity (upstream InterPodAffinity PreScore / Score
+//! / NormalizeScore).
+//!
+//! [`prepare_score`] sums, per (topologyKey, value) of the EXISTING pod's
+//! node: the incoming pod's preferred affinity (+weight) and anti-affinity
+//! (−weight) terms that existing pods match, and the existing pods' required
+//! affinity (+hardPodAffinityWeight), preferred affinity (+weight) and
+//! preferred anti-affinity (−weight) terms that the incoming pod matches.
+//! Existing pods' required anti-affinity plays no part in scoring.
+//! A node's raw score is the sum over the keys it carries.
+
+use super::terms::{PodTerms, WeightedTerm, for_each_bound_pod, terms_selecting};
+use crate::cluster::Snapshot;
+use crate::model::pod::{PodAffinityTerm, WeightedPodAffinityTerm};
+use crate::model::{Labels, Node, Pod};
+
+type Map<K, V> = foldhash::HashMap<K, V>;
+
+/// Upstream `framework.MaxNodeScore`.
+const MAX_NODE_SCORE: f64 = 100.0;
+
+/// The per-pod score state: topologyKey → value → summed weight.
+#[derive(Debug, Clone, Default)]
+pub struct AffinityScore {
+    by_key: Map<String, Map<String, i64>>,
+}
+
+/// Prepare scoring for `pod`. `Ok(None)`: nothing to prefer anywhere
+/// (upstream skips the plugin; every node scores 0). `Err`: one of the
+/// pod's terms is invalid.
+pub fn prepare_score(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    hard_pod_affinity_weight: i32,
+) -> Result<Option<AffinityScore>, String> {
+    let terms = PodTerms::parse(snapshot, pod)?;
+    let namespace_labels = snapshot
+        .namespace_labels(&pod.metadata.namespace)
+        .cloned()
+        .unwrap_or_default();
+    let mut score = AffinityScore::default();
+    for (group, sign) in [
+        (&terms.preferred_affinity, 1),
+        (&terms.preferred_anti_affinity, -1),
+    ] {
+        for WeightedTerm { term, weight } in group {
+            for_each_bound_pod(snapshot, &term.namespaces, |node, existing| {
+                if term.matches(existing) {
+                    score.add(node, &term.topology_key, i64::from(*weight) * sign);
+                }
+            });
+        }
+    }
+    let nodes = snapshot.nodes();
+    for r in snapshot.pods_with_affinity() {
+        let Some(i) = r.node else { continue };
+        score.add_existing_pod_terms(
+            &nodes[i as usize].node,
+            &r.pod,
+            pod,
+            &namespace_labels,
+            hard_pod_affinity_weight,
+        );
+    }
+    Ok((!score.by_key.is_empty()).then_some(score))
+}
+
+impl AffinityScore {
+    fn add(&mut self, node: &Node, key: &str, weight: i64) {
+        let Some(value) = node.label(key) else {
+            return;
+        };
+        let values = match self.by_key.get_mut(key) {
+            Some(v) => v,
+            None => self.by_key.entry(key.to_string()).or_default(),
+        };
+        match values.get_mut(value) {
+            Some(w) => *w += weight,
+            None => {
+                values.insert(value.to_string(), weight);
+            }
+        }
+    }
+
+    /// Upstream `processExistingPod`, the existing pod's side: its terms
+    /// that select the incoming pod.
+    fn add_existing_pod_terms(
+        &mut self,
+        node: &Node,
+        existing: &Pod,
+        incoming: &Pod,
+        incoming_ns_labels: &Labels,
+        hard_pod_affinity_weight: i32,
+    ) {
+        if let Some(a) = existing.pod_affinity() {
+            if hard_pod_affinity_weight > 0 {
+                let required = &a.required_during_scheduling_ignored_during_execution;
+                for (_, t) in
+                    terms_selecting(required, |t| t, existing, incoming, incoming_ns_labels)
+                {
+                    self.add(node, &t.topology_key, i64::from(hard_pod_affinity_weight));
+                }
+            }
+            let preferred = &a.preferred_during_scheduling_ignored_during_execution;
+            for (_, w) in terms_selecting(
+                preferred,
+                weighted_term,
+                existing,
+                incoming,
+                incoming_ns_labels,
+            ) {
+                self.add(node, &w.pod_affinity_term.topology_key, i64::from(w.weight));
+            }
+        }
+        if let Some(a) = existing.pod_anti_affinity() {
+            let preferred = &a.preferred_during_scheduling_ignored_during_execution;
+            for (_, w) in terms_selecting(
+                preferred,
+                weighted_term,
+                existing,
+                incoming,
+                incoming_ns_labels,
+            ) {
+                self.add(
+                    node,
+                    &w.pod_affinity_term.topology_key,
+                    -i64::from(w.weight),
+                );
+            }
+        }
+    }
+
+    /// The raw score of `node`: the summed weights of the domains it is in.
+    pub fn score(&self, node: &Node) -> i64 {
+        self.by_key
+            .iter()
+            .filter_map(|(key, values)| values.get(node.label(key)?))
+            .sum()
+    }
+}
+
+fn weighted_term(w: &WeightedPodAffinityTerm) -> &PodAffinityTerm {
+    &w.pod_affinity_term
+}
+
+/// Upstream NormalizeScore: scale raw scores to 0..=100 between their
+/// minimum and maximum (all 0 when they are equal), with the same float
+/// arithmetic and truncation.
+pub fn normalize(raw: &[i64]) -> Vec<i64> {
+    let (Some(&min), Some(&max)) = (raw.iter().min(), raw.iter().max()) else {
+        return Vec::new();
+    };
+    let spread = max - min;
+    raw.iter()
+        .map(|&s| {
+            if spread > 0 {
+                (MAX_NODE_SCORE * ((s - min) as f64 / spread as f64)) as i64
+            } else {
+                0
+            }
+        })
+        .collect()
+}
