@@ -3,6 +3,9 @@
 //! Each module decides one concern, upstream-style: a per-pod preparation
 //! done once (PreFilter/PreScore), then a cheap per-node check or score.
 
+pub mod priority;
+pub mod priority_class;
+
 use std::fmt;
 
 /// How a node failed a filter rule; decides which extender map it lands in.
