@@ -389,3 +389,79 @@ async fn not_ready_view_answers_503_so_failure_policy_decides() {
     assert_eq!(status, 200);
     assert_eq!(answer["response"]["allowed"], true);
 }
+
+/// The bodies in examples/requests/ that README's curl commands send, with
+/// the answers README shows.
+#[tokio::test]
+async fn example_requests_answer_as_documented() {
+    let server = ready_server().await;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/requests");
+    let allowed = |class: &'static str, priority: i64, policy: &'static str| {
+        Ok::<_, (u16, &str)>((class, priority, policy))
+    };
+    let cases = [
+        (
+            "admit-create-named-class.json",
+            "/admission/priority",
+            allowed("high-priority", 1_000_000, "PreemptLowerPriority"),
+        ),
+        (
+            "admit-create-default-class.json",
+            "/admission/priority",
+            allowed("default-priority", 1000, "PreemptLowerPriority"),
+        ),
+        (
+            "admit-create-unknown-class.json",
+            "/admission/priority",
+            Err((
+                403,
+                r#"pods "report-7" is forbidden: no PriorityClass with name gold was found"#,
+            )),
+        ),
+        (
+            "admit-create-conflicting-priority.json",
+            "/admission/priority",
+            Err((
+                403,
+                r#"pods "etl-2" is forbidden: the integer value of priority (5000) must not be provided in pod spec; priority admission controller computed 100 from the given PriorityClass name"#,
+            )),
+        ),
+        (
+            "admit-priorityclass-reserved-name.json",
+            "/admission/priorityclass",
+            Err((
+                422,
+                r#"PriorityClass.scheduling.k8s.io "system-important" is invalid: metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: system-important is not a known system priority class"#,
+            )),
+        ),
+        (
+            "admit-priorityclass-second-default.json",
+            "/admission/priorityclass",
+            Err((
+                403,
+                r#"priorityclasses.scheduling.k8s.io "team-default" is forbidden: PriorityClass default-priority is already marked as default. Only one default can exist"#,
+            )),
+        ),
+    ];
+    for (file, path, want) in cases {
+        let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
+        let body: Value = serde_json::from_str(&text).unwrap();
+        let response = server.review(path, body.clone()).await;
+        match want {
+            Ok((class, priority, policy)) => {
+                assert_eq!(response["allowed"], true, "{file}: {response}");
+                let pod = &body["request"]["object"];
+                let after = apply_patch(pod, &response);
+                assert_eq!(after["spec"]["priorityClassName"], class, "{file}");
+                assert_eq!(after["spec"]["priority"], priority, "{file}");
+                assert_eq!(after["spec"]["preemptionPolicy"], policy, "{file}");
+                assert_only_priority_fields_changed(pod, &after);
+            }
+            Err((code, message)) => {
+                assert_eq!(response["allowed"], false, "{file}");
+                assert_eq!(response["status"]["code"], code, "{file}");
+                assert_eq!(response["status"]["message"], message, "{file}");
+            }
+        }
+    }
+}
