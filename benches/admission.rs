@@ -23,7 +23,8 @@ fn state() -> AppState {
         json!({"metadata":{"name":"low-priority"},"value":-10,"preemptionPolicy":"Never"}),
         json!({"metadata":{"name":"batch-low"},"value":100,"preemptionPolicy":"PreemptLowerPriority"}),
     ];
-    classes.extend((0..40).map(|i| json!({"metadata":{"name":format!("team-{i}")},"value":i * 10})));
+    classes
+        .extend((0..40).map(|i| json!({"metadata":{"name":format!("team-{i}")},"value":i * 10})));
     let view = Arc::new(ClusterView::new());
     view.publish(Snapshot::build(ClusterObjects {
         priority_classes: classes
@@ -46,7 +47,8 @@ fn example(name: &str) -> Vec<u8> {
 /// A pod as a Deployment creates it, with managedFields, env, volumes and
 /// probes: about 6 KB, the size kube-apiserver typically sends.
 fn large_pod_review() -> Vec<u8> {
-    let mut review: Value = serde_json::from_slice(&example("admit-create-default-class.json")).unwrap();
+    let mut review: Value =
+        serde_json::from_slice(&example("admit-create-default-class.json")).unwrap();
     let pod = &mut review["request"]["object"];
     pod["metadata"]["managedFields"] = json!([{"manager": "kube-controller-manager", "operation": "Update",
         "apiVersion": "v1", "fieldsType": "FieldsV1",
@@ -60,7 +62,8 @@ fn large_pod_review() -> Vec<u8> {
     container["env"] = Value::Array((0..20).map(|i| json!({"name": format!("SETTING_{i}"), "value": format!("value-{i}-{}", "x".repeat(40))})).collect());
     container["volumeMounts"] = Value::Array((0..6).map(|i| json!({"name": format!("vol-{i}"), "mountPath": format!("/data/{i}"), "readOnly": true})).collect());
     container["readinessProbe"] = json!({"httpGet": {"path": "/ready", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 5, "failureThreshold": 3});
-    container["livenessProbe"] = json!({"httpGet": {"path": "/live", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10});
+    container["livenessProbe"] =
+        json!({"httpGet": {"path": "/live", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10});
     pod["spec"]["volumes"] = Value::Array((0..6).map(|i| json!({"name": format!("vol-{i}"), "configMap": {"name": format!("cm-{i}"), "defaultMode": 420}})).collect());
     pod["spec"]["tolerations"] = json!([{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
         {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]);
@@ -73,14 +76,22 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     let pods = [
         ("pod_named_class", example("admit-create-named-class.json")),
-        ("pod_default_class", example("admit-create-default-class.json")),
-        ("pod_unknown_class_denied", example("admit-create-unknown-class.json")),
+        (
+            "pod_default_class",
+            example("admit-create-default-class.json"),
+        ),
+        (
+            "pod_unknown_class_denied",
+            example("admit-create-unknown-class.json"),
+        ),
         ("pod_default_class_6kb", large_pod_review()),
     ];
     for (name, body) in &pods {
         // Every body must decide, not fail, or the bench measures errors.
         review_pod(&state, body).unwrap();
-        group.bench_function(*name, |b| b.iter(|| review_pod(&state, black_box(body)).unwrap()));
+        group.bench_function(*name, |b| {
+            b.iter(|| review_pod(&state, black_box(body)).unwrap())
+        });
     }
     let class = example("admit-priorityclass-second-default.json");
     review_priority_class(&state, &class).unwrap();

@@ -1,98 +1,63 @@
-//! The admission webhooks over real HTTPS, as kube-apiserver calls them:
+//! The admission webhooks of the built binary over real HTTPS, as
+//! kube-apiserver calls them, with the demo cluster:
 //! the returned JSONPatch is applied to the submitted pod and checked field
 //! by field, denials carry the upstream messages, and bad bodies get clear
 //! errors while the server keeps serving.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
+mod common;
 
-use axum_server::Handle;
-use axum_server::tls_rustls::RustlsConfig;
 use base64::Engine;
-use kube_arbiter::cluster::{ClusterObjects, ClusterView, Snapshot};
-use kube_arbiter::config::Config;
-use kube_arbiter::model::PriorityClass;
-use kube_arbiter::server::AppState;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use common::{ServerProcess, TestCa, client, eventually, install_provider};
 use serde_json::{Value, json};
 
-/// A TLS server on a loopback port with the admission routes, and a client
-/// that trusts only its self-signed certificate.
+const DEMO_CLUSTER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
+
+/// `kube-arbiter serve` over TLS with the demo cluster (PriorityClasses
+/// high-priority 1000000, default-priority 1000 globalDefault, batch-low
+/// 100, low-priority -10 Never), and a client that trusts its CA.
 struct Server {
-    base: String,
+    process: ServerProcess,
     client: reqwest::Client,
-    handle: Handle<SocketAddr>,
+    _dir: tempfile::TempDir,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.handle.shutdown();
-    }
-}
-
-fn demo_classes() -> Vec<PriorityClass> {
-    [
-        json!({"metadata":{"name":"high-priority"},"value":1_000_000,"preemptionPolicy":"PreemptLowerPriority"}),
-        json!({"metadata":{"name":"default-priority"},"value":1000,"globalDefault":true,"preemptionPolicy":"PreemptLowerPriority"}),
-        json!({"metadata":{"name":"low-priority"},"value":-10,"preemptionPolicy":"Never"}),
-        json!({"metadata":{"name":"batch-low"},"value":100,"preemptionPolicy":"PreemptLowerPriority"}),
-    ]
-    .into_iter()
-    .map(|v| serde_json::from_value(v).unwrap())
-    .collect()
-}
-
-async fn start(view: Arc<ClusterView>) -> Server {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let cert_der = CertificateDer::from(certified.cert.der().to_vec());
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-        certified.signing_key.serialize_der(),
-    ));
-    let mut tls = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert_der], key)
-        .unwrap();
-    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-
-    let state = AppState::new(view, Config::default());
-    let app = kube_arbiter::api::admission_routes().with_state(state);
-    let handle = Handle::new();
-    let server = axum_server::bind_rustls(
-        "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
-        RustlsConfig::from_config(Arc::new(tls)),
-    )
-    .handle(handle.clone());
-    tokio::spawn(async move { server.serve(app.into_make_service()).await });
-    let addr = handle.listening().await.unwrap();
-
-    let ca = reqwest::Certificate::from_pem(certified.cert.pem().as_bytes()).unwrap();
-    let client = reqwest::Client::builder()
-        .tls_backend_rustls()
-        .tls_certs_only([ca])
-        .build()
-        .unwrap();
-    Server {
-        base: format!("https://localhost:{}", addr.port()),
+async fn demo_server() -> Server {
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("admission-test-ca");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let process = ServerProcess::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--cluster-state",
+        DEMO_CLUSTER,
+    ]);
+    let client = client(&ca.cert_pem, process.addr).build().unwrap();
+    let server = Server {
+        process,
         client,
-        handle,
-    }
-}
-
-async fn ready_server() -> Server {
-    let view = Arc::new(ClusterView::new());
-    view.publish(Snapshot::build(ClusterObjects {
-        priority_classes: demo_classes(),
-        ..Default::default()
-    }));
-    start(view).await
+        _dir: dir,
+    };
+    eventually("the cluster view", || async {
+        let res = server
+            .client
+            .get(server.process.url("/readyz"))
+            .send()
+            .await
+            .ok()?;
+        (res.status() == 200).then_some(())
+    })
+    .await;
+    server
 }
 
 impl Server {
     async fn post(&self, path: &str, body: Vec<u8>) -> (u16, Value) {
         let res = self
             .client
-            .post(format!("{}{path}", self.base))
+            .post(self.process.url(path))
             .header("content-type", "application/json")
             .body(body)
             .send()
@@ -111,6 +76,16 @@ impl Server {
         assert_eq!(answer["kind"], "AdmissionReview");
         assert_eq!(answer["response"]["uid"], uid);
         answer["response"].clone()
+    }
+
+    async fn metrics(&self) -> String {
+        let res = self
+            .client
+            .get(self.process.url("/metrics"))
+            .send()
+            .await
+            .unwrap();
+        res.text().await.unwrap()
     }
 }
 
@@ -185,7 +160,7 @@ fn assert_only_priority_fields_changed(before: &Value, after: &Value) {
 
 #[tokio::test]
 async fn pods_are_patched_with_their_class_fields() {
-    let server = ready_server().await;
+    let server = demo_server().await;
     let cases = [
         (
             "named class",
@@ -242,7 +217,7 @@ async fn pods_are_patched_with_their_class_fields() {
 
 #[tokio::test]
 async fn denials_carry_code_and_upstream_message() {
-    let server = ready_server().await;
+    let server = demo_server().await;
     let cases = [
         (
             json!({"priorityClassName": "gold"}),
@@ -274,7 +249,7 @@ async fn denials_carry_code_and_upstream_message() {
 
 #[tokio::test]
 async fn priority_class_rules_are_enforced() {
-    let server = ready_server().await;
+    let server = demo_server().await;
     let review = |op: &str, object: Value, old: Value| {
         json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                "request": {"uid": "pc", "operation": op,
@@ -324,7 +299,7 @@ async fn priority_class_rules_are_enforced() {
 
 #[tokio::test]
 async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
-    let server = ready_server().await;
+    let server = demo_server().await;
     let bad: [(&[u8], u16, &str); 4] = [
         (b"not json at all", 400, "request body is not valid JSON"),
         (
@@ -373,28 +348,11 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
     assert_eq!(response["allowed"], true);
 }
 
-#[tokio::test]
-async fn not_ready_view_answers_503_so_failure_policy_decides() {
-    let view = Arc::new(ClusterView::new());
-    let server = start(view.clone()).await;
-    let body = serde_json::to_vec(&pod_review("early", "CREATE", web_pod(json!({})))).unwrap();
-    let (status, answer) = server.post("/admission/priority", body.clone()).await;
-    assert_eq!(status, 503);
-    assert_eq!(answer["error"], "cluster view is not ready yet");
-    view.publish(Snapshot::build(ClusterObjects {
-        priority_classes: demo_classes(),
-        ..Default::default()
-    }));
-    let (status, answer) = server.post("/admission/priority", body).await;
-    assert_eq!(status, 200);
-    assert_eq!(answer["response"]["allowed"], true);
-}
-
 /// The bodies in examples/requests/ that README's curl commands send, with
 /// the answers README shows.
 #[tokio::test]
 async fn example_requests_answer_as_documented() {
-    let server = ready_server().await;
+    let server = demo_server().await;
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/requests");
     let allowed = |class: &'static str, priority: i64, policy: &'static str| {
         Ok::<_, (u16, &str)>((class, priority, policy))
@@ -464,4 +422,45 @@ async fn example_requests_answer_as_documented() {
             }
         }
     }
+}
+
+#[tokio::test]
+async fn decisions_are_logged_and_counted() {
+    let server = demo_server().await;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/requests");
+    for file in [
+        "admit-create-default-class.json",
+        "admit-create-unknown-class.json",
+    ] {
+        let body = std::fs::read(format!("{dir}/{file}")).unwrap();
+        let (status, _) = server.post("/admission/priority", body).await;
+        assert_eq!(status, 200);
+    }
+    let metrics = server.metrics().await;
+    assert!(
+        metrics.contains(r#"kube_arbiter_admission_pod_decisions_total{result="patched"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"kube_arbiter_admission_pod_decisions_total{result="denied"} 1"#),
+        "{metrics}"
+    );
+    let log = eventually("the denial in the log", || async {
+        let log = server.process.log();
+        log.contains("admission denied").then_some(log)
+    })
+    .await;
+    let denial = log
+        .lines()
+        .find(|l| l.contains("admission denied"))
+        .unwrap();
+    assert!(denial.contains("object=batch/report-7"), "{denial}");
+    assert!(denial.contains("class=gold"), "{denial}");
+    let allowed = log
+        .lines()
+        .find(|l| l.contains("admission allowed"))
+        .unwrap();
+    assert!(allowed.contains("object=shop/web-1"), "{allowed}");
+    assert!(allowed.contains("class=default-priority"), "{allowed}");
+    assert!(allowed.contains("result=\"patched\""), "{allowed}");
 }
