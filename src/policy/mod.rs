@@ -5,6 +5,9 @@
 
 use std::fmt;
 
+pub mod node_affinity;
+pub mod topology_spread;
+
 /// How a node failed a filter rule; decides which extender map it lands in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
