@@ -3,6 +3,8 @@
 //! Each module decides one concern, upstream-style: a per-pod preparation
 //! done once (PreFilter/PreScore), then a cheap per-node check or score.
 
+pub mod pod_affinity;
+
 use std::fmt;
 
 pub mod node_affinity;
