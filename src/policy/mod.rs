@@ -7,7 +7,9 @@ pub mod pod_affinity;
 
 use std::fmt;
 
+pub mod filter;
 pub mod node_affinity;
+pub mod prioritize;
 pub mod topology_spread;
 
 /// How a node failed a filter rule; decides which extender map it lands in.

@@ -471,7 +471,7 @@ mod tests {
                 false,
             ),
             (
-                "In without values never matches",
+                "NotIn without values never matches",
                 required(
                     json!([{"matchExpressions": [{"key": "absent", "operator": "NotIn", "values": []}]}]),
                 ),

@@ -9,4 +9,4 @@ pub use filtering::{SpreadFilter, prepare_filter};
 pub use scoring::{SpreadScore, prepare_score};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
