@@ -2,13 +2,16 @@
 //! current snapshot and encodes the answer. The server mounts each group
 //! under its own body limit (see `server::router`).
 
+pub mod extender;
+pub mod extender_types;
+
 use axum::Router;
 
 use crate::server::AppState;
 
 /// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
 pub fn scheduler_routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(extender::routes())
 }
 
 /// `/admission/*`: kube-apiserver's webhook calls.
