@@ -8,9 +8,10 @@ use std::sync::Arc;
 use tracing_subscriber::EnvFilter;
 
 use crate::certs::{self, CertsRequest};
-use crate::cli::{CertsArgs, Cli, Command, LogFormat, ServeArgs};
+use crate::cli::{CertsArgs, Cli, Command, ExplainArgs, LogFormat, ServeArgs};
 use crate::cluster::ClusterView;
 use crate::config::Config;
+use crate::explain;
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
 use crate::server::{self, AppState, ServeError, ServeOptions};
 
@@ -40,6 +41,7 @@ pub fn run(cli: Cli) -> ExitCode {
             run_serve(args)
         }
         Command::Certs(args) => run_certs(args),
+        Command::Explain(args) => run_explain(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -49,6 +51,18 @@ pub fn run(cli: Cli) -> ExitCode {
             e.exit_code()
         }
     }
+}
+
+fn run_explain(args: ExplainArgs) -> Result<(), RunError> {
+    let text = explain::run_explain(
+        &args.cluster_state,
+        &args.pod,
+        args.output,
+        args.config.as_deref(),
+    )
+    .map_err(|e| RunError::Config(format!("{e:#}")))?;
+    print!("{text}");
+    Ok(())
 }
 
 /// Logs go to stderr; RUST_LOG overrides the default `info`.
