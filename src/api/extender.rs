@@ -340,3 +340,49 @@ mod tests {
         assert_eq!(err.status, StatusCode::BAD_REQUEST);
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cluster::ClusterObjects;
+
+    proptest! {
+        #[test]
+        fn every_candidate_is_feasible_or_failed_exactly_once(
+            zones in prop::collection::vec(prop::option::of(0u8..3), 1..8),
+            placements in prop::collection::vec(0usize..8, 0..12),
+            asked in prop::collection::btree_set(0usize..10, 0..10),
+            max_skew in 1i32..3,
+        ) {
+            let nodes: Vec<Node> = zones.iter().enumerate().map(|(i, z)| {
+                let mut labels = json!({"kubernetes.io/hostname": format!("n{i}")});
+                if let Some(z) = z { labels["zone"] = json!(format!("z{z}")); }
+                serde_json::from_value(json!({"metadata": {"name": format!("n{i}"), "labels": labels}})).unwrap()
+            }).collect();
+            let pods: Vec<Pod> = placements.iter().enumerate().map(|(i, n)| serde_json::from_value(json!({
+                "metadata": {"name": format!("p{i}"), "namespace": "ns", "labels": {"app": "a"}},
+                "spec": {"nodeName": format!("n{n}")}})).unwrap()).collect();
+            let s = Snapshot::build(ClusterObjects { nodes, pods, ..Default::default() });
+            let names: Vec<String> = asked.iter().map(|i| format!("n{i}")).collect();
+            let body = serde_json::to_vec(&json!({"Pod": {"metadata": {"name": "x", "namespace": "ns", "labels": {"app": "a"}},
+                "spec": {"topologySpreadConstraints": [{"maxSkew": max_skew, "topologyKey": "zone",
+                    "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "a"}}}],
+                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}}},
+                "NodeNames": names})).unwrap();
+            let r = filter(Some(&s), &SchedulingSettings::default(), &body);
+            prop_assert_eq!(&r.error, "");
+            let feasible = r.node_names.clone().unwrap();
+            for name in &names {
+                let places = usize::from(feasible.contains(name))
+                    + usize::from(r.failed_nodes.contains_key(name))
+                    + usize::from(r.failed_and_unresolvable_nodes.contains_key(name));
+                prop_assert_eq!(places, 1, "{}", name);
+            }
+            prop_assert_eq!(feasible.len() + r.failed_nodes.len() + r.failed_and_unresolvable_nodes.len(), names.len());
+        }
+    }
+}

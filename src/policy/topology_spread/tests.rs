@@ -604,3 +604,100 @@ fn list_defaults_require_every_key_and_can_filter() {
     assert!(f.filter(&s.node("node-a").unwrap().node).is_err());
     assert!(f.filter(&s.node("node-b").unwrap().node).is_ok());
 }
+
+mod properties {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A random cluster: nodes in up to 3 zones (some without a zone),
+    /// pods labelled `app` a or b on random nodes.
+    fn cluster() -> impl Strategy<Value = (Vec<Option<u8>>, Vec<(usize, bool)>)> {
+        (1usize..8).prop_flat_map(|n| {
+            (
+                prop::collection::vec(prop::option::weighted(0.9, 0u8..3), n),
+                prop::collection::vec((0..n, any::<bool>()), 0..20),
+            )
+        })
+    }
+
+    fn build(zones: &[Option<u8>], pods: &[(usize, bool)]) -> Snapshot {
+        let nodes = zones
+            .iter()
+            .enumerate()
+            .map(|(i, z)| {
+                let zone = z.map(|z| format!("z{z}"));
+                let labels: Vec<(&str, &str)> = zone.iter().map(|z| (ZONE, z.as_str())).collect();
+                node(&format!("n{i}"), &labels)
+            })
+            .collect();
+        let pods = pods
+            .iter()
+            .enumerate()
+            .map(|(i, (n, a))| {
+                existing(
+                    &format!("p{i}"),
+                    &format!("n{n}"),
+                    json!({"app": if *a { "a" } else { "b" }}),
+                )
+            })
+            .collect();
+        snapshot(nodes, pods)
+    }
+
+    /// Brute force: matching pods per domain of `key` over nodes having it.
+    fn domain_counts(s: &Snapshot, key: &str) -> BTreeMap<String, i64> {
+        let mut counts = BTreeMap::new();
+        for info in s.nodes() {
+            if let Some(v) = info.node.label(key) {
+                let n = info
+                    .pods
+                    .iter()
+                    .filter(|p| p.metadata.labels["app"] == "a")
+                    .count();
+                *counts.entry(v.to_string()).or_insert(0) += n as i64;
+            }
+        }
+        counts
+    }
+
+    proptest! {
+        #[test]
+        fn placement_allowed_by_filter_keeps_skew_within_max_skew(
+            (zones, pods) in cluster(),
+            max_skew in 1i32..3,
+            by_zone in any::<bool>(),
+        ) {
+            let key = if by_zone { ZONE } else { HOST };
+            let s = build(&zones, &pods);
+            let constraint = json!([{"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+                                     "labelSelector": {"matchLabels": {"app": "a"}}}]);
+            let pod = incoming(json!({"app": "a"}), constraint, json!({}));
+            let f = prepare_filter(&s, &pod, &DefaultSpreadConstraints::default()).unwrap().unwrap();
+            let before = domain_counts(&s, key);
+            let balanced_before = before.values().max().zip(before.values().min())
+                .is_none_or(|(max, min)| max - min <= i64::from(max_skew));
+            for (i, info) in s.nodes().iter().enumerate() {
+                let verdict = f.filter(&info.node);
+                let Some(domain) = info.node.label(key) else {
+                    prop_assert!(verdict.is_err());
+                    continue;
+                };
+                if verdict.is_err() {
+                    continue;
+                }
+                let mut placed = pods.clone();
+                placed.push((i, true));
+                let after = domain_counts(&build(&zones, &placed), key);
+                let min = *after.values().min().unwrap();
+                prop_assert!(after[domain] - min <= i64::from(max_skew), "{after:?} on {domain}");
+                if balanced_before {
+                    let max = *after.values().max().unwrap();
+                    prop_assert!(max - min <= i64::from(max_skew), "{before:?} -> {after:?}");
+                }
+            }
+        }
+    }
+}
