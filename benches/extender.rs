@@ -17,6 +17,7 @@ use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::filter::PodFilters;
 use kube_arbiter::policy::prioritize::prioritize;
+use kube_arbiter::policy::{pod_affinity, topology_spread};
 use serde_json::json;
 
 const NODES: usize = 5_000;
@@ -153,6 +154,21 @@ fn bench(c: &mut Criterion) {
     group.bench_function("filter_prepare_only", |b| {
         b.iter(|| black_box(PodFilters::prepare(&snapshot, &pod, &settings).unwrap()))
     });
+    group.bench_function("prepare_spread_filter_only", |b| {
+        b.iter(|| {
+            black_box(
+                topology_spread::prepare_filter(
+                    &snapshot,
+                    &pod,
+                    &settings.default_spread_constraints,
+                )
+                .unwrap(),
+            )
+        })
+    });
+    group.bench_function("prepare_pod_affinity_filter_only", |b| {
+        b.iter(|| black_box(pod_affinity::prepare_filter(&snapshot, &pod).unwrap()))
+    });
     group.bench_function("prioritize_all", |b| {
         b.iter(|| black_box(prioritize(&snapshot, &pod, &candidates, &settings).unwrap()))
     });
@@ -160,6 +176,33 @@ fn bench(c: &mut Criterion) {
     group.bench_function("filter_handler_node_names_body_to_answer", |b| {
         b.iter(|| {
             let answer = filter(Some(&snapshot), &settings, &body);
+            black_box(serde_json::to_vec(&answer).unwrap())
+        })
+    });
+    // Full Nodes mode: a NodeList of ~5 KB per node (labels, conditions,
+    // images), about 25 MB for 5,000 nodes.
+    let node_json = |i: usize| {
+        let images: Vec<serde_json::Value> = (0..12)
+            .map(|k| json!({"names": [format!("registry.example.com/team-{}/service-{k}@sha256:{:064x}", i % 12, i * 31 + k)],
+                            "sizeBytes": 123_456_789 + k}))
+            .collect();
+        json!({"apiVersion": "v1", "kind": "Node",
+               "metadata": {"name": format!("node-{i:05}"), "labels": snapshot.nodes()[i].node.metadata.labels,
+                            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+               "spec": {"providerID": format!("aws:///eu-west-1a/i-{i:017x}")},
+               "status": {"allocatable": {"cpu": "3920m", "memory": "15Gi", "pods": "110", "ephemeral-storage": "95Gi"},
+                          "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"},
+                          "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
+                                          "lastHeartbeatTime": "2026-11-23T08:00:00Z", "lastTransitionTime": "2026-11-01T08:00:00Z"}],
+                          "images": images,
+                          "nodeInfo": {"kubeletVersion": "v1.34.1", "osImage": "Bottlerocket OS 1.30", "containerRuntimeVersion": "containerd://2.0.5"}}})
+    };
+    let nodes_body = serde_json::to_vec(&json!({"Pod": incoming_json(),
+        "Nodes": {"apiVersion": "v1", "kind": "NodeList", "items": (0..NODES).map(node_json).collect::<Vec<_>>()}})).unwrap();
+    println!("Nodes-mode body: {:.1} MB", nodes_body.len() as f64 / 1e6);
+    group.bench_function("filter_handler_nodes_mode_body_to_answer", |b| {
+        b.iter(|| {
+            let answer = filter(Some(&snapshot), &settings, &nodes_body);
             black_box(serde_json::to_vec(&answer).unwrap())
         })
     });
