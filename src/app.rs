@@ -9,10 +9,11 @@ use std::sync::Arc;
 use tracing_subscriber::EnvFilter;
 
 use crate::certs::{self, CertsRequest};
-use crate::cli::{CertsArgs, Cli, Command, LogFormat, ServeArgs};
+use crate::cli::{CertsArgs, Cli, Command, ExplainArgs, LogFormat, ServeArgs};
 use crate::cluster::ClusterView;
 use crate::cluster::file::{self, FileSource};
 use crate::config::Config;
+use crate::explain;
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
 use crate::server::{self, AppState, ServeError, ServeOptions};
 
@@ -42,6 +43,7 @@ pub fn run(cli: Cli) -> ExitCode {
             exit(run_serve(args), |e| tracing::error!("{e}"))
         }
         Command::Certs(args) => exit(run_certs(args), |e| eprintln!("kube-arbiter: {e}")),
+        Command::Explain(args) => exit(run_explain(args), |e| eprintln!("kube-arbiter: {e}")),
     }
 }
 
@@ -53,6 +55,18 @@ fn exit(result: Result<(), RunError>, report: impl FnOnce(&RunError)) -> ExitCod
             e.exit_code()
         }
     }
+}
+
+fn run_explain(args: ExplainArgs) -> Result<(), RunError> {
+    let text = explain::run_explain(
+        &args.cluster_state,
+        &args.pod,
+        args.output,
+        args.config.as_deref(),
+    )
+    .map_err(|e| RunError::Config(format!("{e:#}")))?;
+    print!("{text}");
+    Ok(())
 }
 
 /// Logs go to stderr; RUST_LOG overrides the default `info`.

@@ -22,6 +22,23 @@ pub enum Command {
     Serve(ServeArgs),
     /// Write a CA and a server certificate for the in-cluster Service.
     Certs(CertsArgs),
+    /// Show, for every node, whether a pod fits and why not, with scores.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The cluster (kubectl get nodes,pods,... -A -o yaml/json).
+    #[arg(long, value_name = "F")]
+    pub cluster_state: PathBuf,
+    /// Policy settings (YAML), as for `serve`.
+    #[arg(long, value_name = "F")]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = crate::explain::Output::Table)]
+    pub output: crate::explain::Output,
+    /// The pod to place (YAML or JSON).
+    #[arg(value_name = "POD")]
+    pub pod: PathBuf,
 }
 
 #[derive(Debug, Args)]

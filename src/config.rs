@@ -5,10 +5,15 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+pub mod scheduling;
+
+pub use scheduling::SchedulingSettings;
+
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
     pub server: ServerSettings,
+    pub scheduling: SchedulingSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -62,7 +67,9 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        serde_saphyr::from_str(text).map_err(|e| e.to_string())
+        let config: Self = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+        config.scheduling.validate()?;
+        Ok(config)
     }
 }
 

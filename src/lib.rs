@@ -7,6 +7,7 @@ pub mod certs;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod explain;
 pub mod model;
 pub mod policy;
 pub mod server;

@@ -4,6 +4,8 @@
 
 pub mod admission;
 pub mod admission_types;
+pub mod extender;
+pub mod extender_types;
 
 use axum::Router;
 use axum::routing::post;
@@ -12,7 +14,7 @@ use crate::server::AppState;
 
 /// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
 pub fn scheduler_routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(extender::routes())
 }
 
 /// `/admission/*`: kube-apiserver's webhook calls: the priority admission

@@ -9,6 +9,11 @@ pub mod priority_class;
 
 use std::fmt;
 
+pub mod filter;
+pub mod node_affinity;
+pub mod prioritize;
+pub mod topology_spread;
+
 /// How a node failed a filter rule; decides which extender map it lands in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {

@@ -1,0 +1,388 @@
+//! `POST /scheduler/filter` and `POST /scheduler/prioritize`: decode
+//! ExtenderArgs, run the policies on the current snapshot, encode back.
+//!
+//! Filter answers every extender-level problem (undecodable body, no pod,
+//! invalid pod, view not ready) as HTTP 200 with `Error` set, which is what
+//! kube-scheduler reads; prioritize has no such field and answers a JSON
+//! error with a 4xx/5xx status.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+
+use crate::cluster::Snapshot;
+use crate::config::SchedulingSettings;
+use crate::model::{Node, Pod};
+use crate::policy::Code;
+use crate::policy::filter::PodFilters;
+use crate::policy::prioritize::prioritize;
+use crate::server::{ApiError, AppState};
+
+use super::extender_types::{ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut};
+
+pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/scheduler/filter", post(filter_handler))
+        .route("/scheduler/prioritize", post(prioritize_handler))
+}
+
+async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
+    let snapshot = state.view.current();
+    let config = state.config.clone();
+    run_blocking(move || json_response(&filter(snapshot.as_deref(), &config.scheduling, &body)))
+        .await
+}
+
+async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
+    let snapshot = match state.snapshot() {
+        Ok(s) => s,
+        Err(e) => return e.into_response(),
+    };
+    let config = state.config.clone();
+    run_blocking(
+        move || match prioritize_body(&snapshot, &config.scheduling, &body) {
+            Ok(list) => json_response(&list),
+            Err(e) => e.into_response(),
+        },
+    )
+    .await
+}
+
+/// Decoding tens of MB and judging thousands of nodes is CPU work: keep it
+/// off the async workers.
+async fn run_blocking(work: impl FnOnce() -> Response + Send + 'static) -> Response {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("request handling failed: {e}"),
+        )
+        .into_response()
+    })
+}
+
+fn json_response(value: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+        Err(e) => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot encode the answer: {e}"),
+        )
+        .into_response(),
+    }
+}
+
+/// The filter answer for one request body; never fails, errors go in `Error`.
+pub fn filter<'a>(
+    snapshot: Option<&Snapshot>,
+    settings: &SchedulingSettings,
+    body: &'a [u8],
+) -> ExtenderFilterResult<'a> {
+    let error = |message: String| ExtenderFilterResult {
+        error: message,
+        ..Default::default()
+    };
+    let args = match ExtenderArgs::from_slice(body) {
+        Ok(a) => a,
+        Err(e) => return error(format!("cannot decode ExtenderArgs: {e}")),
+    };
+    let Some(pod) = &args.pod else {
+        return error("ExtenderArgs has no Pod".into());
+    };
+    let Some(snapshot) = snapshot else {
+        return error("kube-arbiter's cluster view is not ready yet".into());
+    };
+    let filters = match PodFilters::prepare(snapshot, pod, settings) {
+        Ok(f) => f,
+        Err(e) => return error(format!("pod {}: {e}", pod.metadata.key())),
+    };
+    let mut result = ExtenderFilterResult::default();
+    let mut record = |name: &str, verdict: crate::policy::Verdict| match verdict {
+        Ok(()) => true,
+        Err(f) => {
+            let map = match f.code {
+                Code::Unschedulable => &mut result.failed_nodes,
+                Code::UnschedulableAndUnresolvable => &mut result.failed_and_unresolvable_nodes,
+            };
+            map.insert(name.to_string(), f.reason);
+            false
+        }
+    };
+    if let Some(names) = args.node_names {
+        let mut feasible = Vec::with_capacity(names.len());
+        for name in names {
+            let verdict = match snapshot.node(&name) {
+                Some(info) => filters.check(&info.node),
+                None => Err(crate::policy::Failure::unresolvable(UNKNOWN_NODE)),
+            };
+            if record(&name, verdict) {
+                feasible.push(name);
+            }
+        }
+        result.node_names = Some(feasible);
+    } else if let Some(list) = args.nodes {
+        let mut feasible = Vec::with_capacity(list.items.len());
+        for (node, raw) in list.items {
+            if record(node.name(), filters.check(&node)) {
+                feasible.push(raw);
+            }
+        }
+        result.nodes = Some(NodeListOut::new(feasible));
+    } else {
+        return error("ExtenderArgs has neither Nodes nor NodeNames".into());
+    }
+    result
+}
+
+/// The prioritize answer: a score 0..10 for every candidate, in request
+/// order. Candidates unknown to the view (NodeNames mode) score 0.
+pub fn prioritize_body(
+    snapshot: &Snapshot,
+    settings: &SchedulingSettings,
+    body: &[u8],
+) -> Result<Vec<HostPriority>, ApiError> {
+    let args = ExtenderArgs::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("cannot decode ExtenderArgs: {e}")))?;
+    let pod = args
+        .pod
+        .as_ref()
+        .ok_or_else(|| ApiError::bad_request("ExtenderArgs has no Pod"))?;
+    let request_nodes: Vec<Node>;
+    let (names, nodes): (Vec<String>, Vec<Option<&Node>>) = if let Some(names) = args.node_names {
+        let nodes = names
+            .iter()
+            .map(|n| snapshot.node(n).map(|i| &*i.node))
+            .collect();
+        (names, nodes)
+    } else if let Some(list) = args.nodes {
+        request_nodes = list.items.into_iter().map(|(n, _)| n).collect();
+        (
+            request_nodes.iter().map(|n| n.name().to_string()).collect(),
+            request_nodes.iter().map(Some).collect(),
+        )
+    } else {
+        return Err(ApiError::bad_request(
+            "ExtenderArgs has neither Nodes nor NodeNames",
+        ));
+    };
+    let known: Vec<&Node> = nodes.iter().flatten().copied().collect();
+    let scores = score_pod(snapshot, pod, &known, settings)?;
+    let mut scores = scores.into_iter();
+    Ok(names
+        .into_iter()
+        .zip(nodes)
+        .map(|(host, node)| HostPriority {
+            host,
+            score: node.and_then(|_| scores.next()).unwrap_or(0),
+        })
+        .collect())
+}
+
+fn score_pod(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    candidates: &[&Node],
+    settings: &SchedulingSettings,
+) -> Result<Vec<i64>, ApiError> {
+    prioritize(snapshot, pod, candidates, settings)
+        .map(|s| s.into_iter().map(|s| s.total).collect())
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("pod {}: {e}", pod.metadata.key()),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::cluster::ClusterObjects;
+
+    fn snapshot() -> Snapshot {
+        let node = |name: &str, zone: &str| -> Node {
+            serde_json::from_value(json!({"metadata": {"name": name, "labels": {
+                "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
+            .unwrap()
+        };
+        let pod = |name: &str, node: &str| -> Pod {
+            serde_json::from_value(
+                json!({"metadata": {"name": name, "namespace": "shop", "labels": {"app": "web"}},
+                                          "spec": {"nodeName": node}}),
+            )
+            .unwrap()
+        };
+        Snapshot::build(ClusterObjects {
+            nodes: vec![
+                node("n1", "eu-1a"),
+                node("n2", "eu-1a"),
+                node("n3", "eu-1b"),
+            ],
+            pods: vec![pod("w1", "n1"), pod("w2", "n2")],
+            ..Default::default()
+        })
+    }
+
+    fn web_pod() -> Value {
+        json!({"metadata": {"name": "w3", "namespace": "shop", "labels": {"app": "web"}},
+               "spec": {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]}})
+    }
+
+    fn run_filter(s: Option<&Snapshot>, body: Value) -> Value {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        serde_json::to_value(filter(s, &SchedulingSettings::default(), &bytes)).unwrap()
+    }
+
+    #[test]
+    fn node_names_mode_answers_names_and_failed_maps() {
+        let s = snapshot();
+        let got = run_filter(
+            Some(&s),
+            json!({"Pod": web_pod(), "NodeNames": ["n1", "n2", "n3", "ghost"]}),
+        );
+        assert_eq!(got["NodeNames"], json!(["n3"]));
+        assert_eq!(got["Nodes"], Value::Null);
+        assert_eq!(
+            got["FailedNodes"]["n1"],
+            "node(s) didn't match pod topology spread constraints: topology.kubernetes.io/zone=eu-1a would have skew 3 > maxSkew 1 (2 matching pods there, global minimum 0)"
+        );
+        assert!(got["FailedNodes"]["n2"].is_string());
+        assert_eq!(got["FailedAndUnresolvableNodes"]["ghost"], UNKNOWN_NODE);
+        assert_eq!(got["Error"], "");
+    }
+
+    #[test]
+    fn nodes_mode_echoes_the_request_objects_and_judges_unknown_nodes_by_them() {
+        let s = snapshot();
+        let n4 = json!({"metadata": {"name": "n4", "labels": {"topology.kubernetes.io/zone": "eu-1c"}},
+                        "status": {"capacity": {"cpu": "4"}}});
+        let n1 =
+            json!({"metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "eu-1a"}}});
+        let got = run_filter(
+            Some(&s),
+            json!({"pod": web_pod(), "nodes": {"items": [n1, n4.clone()]}}),
+        );
+        assert_eq!(got["Nodes"]["items"], json!([n4]));
+        assert_eq!(got["NodeNames"], Value::Null);
+        assert!(got["FailedNodes"]["n1"].is_string());
+    }
+
+    #[test]
+    fn extender_level_failures_are_errors_in_the_answer() {
+        let s = snapshot();
+        let cases = [
+            (Some(&s), json!({"NodeNames": ["n1"]}), "no Pod"),
+            (
+                None,
+                json!({"Pod": web_pod(), "NodeNames": ["n1"]}),
+                "not ready",
+            ),
+            (
+                Some(&s),
+                json!({"Pod": web_pod()}),
+                "neither Nodes nor NodeNames",
+            ),
+            (
+                Some(&s),
+                json!({"Pod": {"metadata": {"name": "p", "namespace": "shop"}, "spec": {"topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule",
+                 "labelSelector": {"matchExpressions": [{"key": "a", "operator": "In", "values": []}]}}]}},
+                "NodeNames": ["n1"]}),
+                "pod shop/p: PodTopologySpread",
+            ),
+            (
+                Some(&s),
+                json!({"Pod": {"spec": {"priority": "high"}}, "NodeNames": []}),
+                "cannot decode",
+            ),
+        ];
+        for (snap, body, needle) in cases {
+            let got = run_filter(snap, body);
+            let err = got["Error"].as_str().unwrap();
+            assert!(err.contains(needle), "{err}");
+        }
+        let got = serde_json::to_value(filter(
+            Some(&s),
+            &SchedulingSettings::default(),
+            b"not json",
+        ))
+        .unwrap();
+        assert!(got["Error"].as_str().unwrap().contains("cannot decode"));
+    }
+
+    #[test]
+    fn prioritize_scores_every_candidate_in_request_order() {
+        let s = snapshot();
+        let mut pod = web_pod();
+        pod["spec"]["topologySpreadConstraints"][0]["whenUnsatisfiable"] = json!("ScheduleAnyway");
+        let body =
+            serde_json::to_vec(&json!({"Pod": pod, "NodeNames": ["n3", "n1", "ghost"]})).unwrap();
+        let got = prioritize_body(&s, &SchedulingSettings::default(), &body).unwrap();
+        let hosts: Vec<_> = got.iter().map(|h| (h.host.as_str(), h.score)).collect();
+        assert_eq!(hosts, [("n3", 10), ("n1", 0), ("ghost", 0)]);
+    }
+
+    #[test]
+    fn prioritize_rejects_requests_without_a_pod() {
+        let err = prioritize_body(
+            &snapshot(),
+            &SchedulingSettings::default(),
+            br#"{"NodeNames":[]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.status, StatusCode::BAD_REQUEST);
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cluster::ClusterObjects;
+
+    proptest! {
+        #[test]
+        fn every_candidate_is_feasible_or_failed_exactly_once(
+            zones in prop::collection::vec(prop::option::of(0u8..3), 1..8),
+            placements in prop::collection::vec(0usize..8, 0..12),
+            asked in prop::collection::btree_set(0usize..10, 0..10),
+            max_skew in 1i32..3,
+        ) {
+            let nodes: Vec<Node> = zones.iter().enumerate().map(|(i, z)| {
+                let mut labels = json!({"kubernetes.io/hostname": format!("n{i}")});
+                if let Some(z) = z { labels["zone"] = json!(format!("z{z}")); }
+                serde_json::from_value(json!({"metadata": {"name": format!("n{i}"), "labels": labels}})).unwrap()
+            }).collect();
+            let pods: Vec<Pod> = placements.iter().enumerate().map(|(i, n)| serde_json::from_value(json!({
+                "metadata": {"name": format!("p{i}"), "namespace": "ns", "labels": {"app": "a"}},
+                "spec": {"nodeName": format!("n{n}")}})).unwrap()).collect();
+            let s = Snapshot::build(ClusterObjects { nodes, pods, ..Default::default() });
+            let names: Vec<String> = asked.iter().map(|i| format!("n{i}")).collect();
+            let body = serde_json::to_vec(&json!({"Pod": {"metadata": {"name": "x", "namespace": "ns", "labels": {"app": "a"}},
+                "spec": {"topologySpreadConstraints": [{"maxSkew": max_skew, "topologyKey": "zone",
+                    "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "a"}}}],
+                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}}},
+                "NodeNames": names})).unwrap();
+            let r = filter(Some(&s), &SchedulingSettings::default(), &body);
+            prop_assert_eq!(&r.error, "");
+            let feasible = r.node_names.clone().unwrap();
+            for name in &names {
+                let places = usize::from(feasible.contains(name))
+                    + usize::from(r.failed_nodes.contains_key(name))
+                    + usize::from(r.failed_and_unresolvable_nodes.contains_key(name));
+                prop_assert_eq!(places, 1, "{}", name);
+            }
+            prop_assert_eq!(feasible.len() + r.failed_nodes.len() + r.failed_and_unresolvable_nodes.len(), names.len());
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! Wire types of `k8s.io/kube-scheduler/extender/v1` (ExtenderArgs,
+//! ExtenderFilterResult, HostPriority). Their JSON keys are the Go field
+//! names; Go's decoder matches keys case-insensitively, so the top-level
+//! keys (and the NodeList's `items`) are accepted in any case here too.
+//!
+//! In full `Nodes` mode each node is kept twice: decoded as our lean
+//! [`Node`] for the policies, and as the request's raw JSON text (borrowed,
+//! not copied) so the answer can hand kube-scheduler back its own objects.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::model::{Node, Pod};
+
+/// `ExtenderArgs`: the pod and its candidates, either as full Nodes or as
+/// names (`nodeCacheCapable: true`).
+#[derive(Debug, Default)]
+pub struct ExtenderArgs<'a> {
+    pub pod: Option<Pod>,
+    pub nodes: Option<NodeList<'a>>,
+    pub node_names: Option<Vec<String>>,
+}
+
+/// A v1 NodeList: each item decoded and its raw JSON text.
+#[derive(Debug, Default)]
+pub struct NodeList<'a> {
+    pub items: Vec<(Node, &'a RawValue)>,
+}
+
+impl<'a> ExtenderArgs<'a> {
+    pub fn from_slice(body: &'a [u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(body)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ExtenderArgs<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ArgsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
+            type Value = ExtenderArgs<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an ExtenderArgs object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut args = ExtenderArgs::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key.eq_ignore_ascii_case("pod") {
+                        args.pod = map
+                            .next_value::<Option<Pod>>()
+                            .map_err(|e| de::Error::custom(format!("Pod: {e}")))?;
+                    } else if key.eq_ignore_ascii_case("nodes") {
+                        args.nodes = map.next_value()?;
+                    } else if key.eq_ignore_ascii_case("nodenames") {
+                        args.node_names = map.next_value()?;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(args)
+            }
+        }
+        d.deserialize_map(ArgsVisitor(std::marker::PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for NodeList<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ListVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for ListVisitor<'a> {
+            type Value = NodeList<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a v1 NodeList object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut list = NodeList::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key.eq_ignore_ascii_case("items") {
+                        list.items = map.next_value::<Option<Items<'a>>>()?.unwrap_or_default().0;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(list)
+            }
+        }
+        d.deserialize_map(ListVisitor(std::marker::PhantomData))
+    }
+}
+
+#[derive(Default)]
+struct Items<'a>(Vec<(Node, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ItemsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for ItemsVisitor<'a> {
+            type Value = Items<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of Nodes")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                    let node: Node = serde_json::from_str(raw.get()).map_err(|e| {
+                        de::Error::custom(format!("Nodes.items[{}]: {e}", items.len()))
+                    })?;
+                    items.push((node, raw));
+                }
+                Ok(Items(items))
+            }
+        }
+        d.deserialize_seq(ItemsVisitor(std::marker::PhantomData))
+    }
+}
+
+/// `ExtenderFilterResult`, answered in the mode asked: `Nodes` (the
+/// request's own objects) or `NodeNames`.
+#[derive(Debug, Default, Serialize)]
+pub struct ExtenderFilterResult<'a> {
+    #[serde(rename = "Nodes")]
+    pub nodes: Option<NodeListOut<'a>>,
+    #[serde(rename = "NodeNames")]
+    pub node_names: Option<Vec<String>>,
+    #[serde(rename = "FailedNodes")]
+    pub failed_nodes: BTreeMap<String, String>,
+    #[serde(rename = "FailedAndUnresolvableNodes")]
+    pub failed_and_unresolvable_nodes: BTreeMap<String, String>,
+    #[serde(rename = "Error")]
+    pub error: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct NodeListOut<'a> {
+    #[serde(rename = "apiVersion")]
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub metadata: BTreeMap<String, String>,
+    pub items: Vec<&'a RawValue>,
+}
+
+impl<'a> NodeListOut<'a> {
+    pub fn new(items: Vec<&'a RawValue>) -> Self {
+        Self {
+            api_version: "v1",
+            kind: "NodeList",
+            metadata: BTreeMap::new(),
+            items,
+        }
+    }
+}
+
+/// One entry of a `HostPriorityList`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostPriority {
+    #[serde(rename = "Host")]
+    pub host: String,
+    #[serde(rename = "Score")]
+    pub score: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_decode_in_any_case() {
+        for body in [
+            r#"{"Pod":{"metadata":{"name":"p"}},"NodeNames":["a","b"]}"#,
+            r#"{"pod":{"metadata":{"name":"p"}},"nodenames":["a","b"]}"#,
+            r#"{"POD":{"metadata":{"name":"p"}},"nodeNames":["a","b"],"extra":1}"#,
+        ] {
+            let args = ExtenderArgs::from_slice(body.as_bytes()).unwrap();
+            assert_eq!(args.pod.unwrap().metadata.name, "p", "{body}");
+            assert_eq!(args.node_names.unwrap(), ["a", "b"]);
+            assert!(args.nodes.is_none());
+        }
+    }
+
+    #[test]
+    fn nodes_mode_keeps_each_item_raw_and_decoded() {
+        let body = r#"{"pod":{},"nodes":{"kind":"NodeList","Items":[
+            {"metadata":{"name":"n1","labels":{"z":"a"}},"status":{"images":[{"names":["x"]}]}},
+            {"metadata":{"name":"n2"}}]}}"#;
+        let args = ExtenderArgs::from_slice(body.as_bytes()).unwrap();
+        let items = args.nodes.unwrap().items;
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].0.label("z"), Some("a"));
+        assert!(items[0].1.get().contains("images"));
+        assert_eq!(items[1].0.name(), "n2");
+    }
+
+    #[test]
+    fn null_fields_are_absent() {
+        let args =
+            ExtenderArgs::from_slice(br#"{"Pod":null,"Nodes":null,"NodeNames":null}"#).unwrap();
+        assert!(args.pod.is_none() && args.nodes.is_none() && args.node_names.is_none());
+    }
+
+    #[test]
+    fn bad_node_item_names_its_index() {
+        let err = ExtenderArgs::from_slice(
+            br#"{"Nodes":{"items":[{"metadata":{"name":"ok"}},{"metadata":{"name":5}}]}}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("Nodes.items[1]"), "{err}");
+    }
+
+    #[test]
+    fn results_use_go_field_names() {
+        let r = ExtenderFilterResult {
+            node_names: Some(vec!["a".into()]),
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"Nodes": null, "NodeNames": ["a"], "FailedNodes": {},
+                               "FailedAndUnresolvableNodes": {}, "Error": ""})
+        );
+        let h = serde_json::to_string(&HostPriority {
+            host: "a".into(),
+            score: 3,
+        })
+        .unwrap();
+        assert_eq!(h, r#"{"Host":"a","Score":3}"#);
+    }
+}

@@ -1,0 +1,173 @@
+//! `/scheduler/filter` and `/scheduler/prioritize` over real HTTPS against
+//! the built server, with the request bodies in `examples/requests/` (the
+//! ones README's curl examples send) and a small cluster-state file.
+
+mod common;
+
+use serde_json::{Value, json};
+
+use common::{ServerProcess, TestCa, client, install_provider};
+
+const CLUSTER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/extender-cluster.json"
+);
+
+fn example(name: &str) -> Vec<u8> {
+    let path = format!("{}/examples/requests/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+struct Server {
+    _dir: tempfile::TempDir,
+    process: ServerProcess,
+    client: reqwest::Client,
+}
+
+fn start() -> Server {
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("extender-test-ca");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let process = ServerProcess::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--cluster-state",
+        CLUSTER,
+    ]);
+    let client = client(&ca.cert_pem, process.addr).build().unwrap();
+    Server {
+        _dir: dir,
+        process,
+        client,
+    }
+}
+
+impl Server {
+    async fn post(&self, path: &str, body: Vec<u8>) -> (u16, Value) {
+        let response = self
+            .client
+            .post(self.process.url(path))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+}
+
+#[tokio::test]
+async fn filter_in_node_names_mode_splits_candidates_by_rule() {
+    let server = start();
+    let (status, got) = server
+        .post("/scheduler/filter", example("filter-node-names.json"))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(got["Error"], "");
+    assert_eq!(got["NodeNames"], json!(["node-c1", "node-c2"]));
+    assert_eq!(
+        got["FailedNodes"]["node-b1"],
+        "node(s) didn't match pod topology spread constraints: topology.kubernetes.io/zone=eu-west-1b would have skew 2 > maxSkew 1 (1 matching pods there, global minimum 0)"
+    );
+    assert!(got["FailedNodes"]["node-a1"].is_string());
+    assert!(got["FailedNodes"]["node-a2"].is_string());
+    assert_eq!(
+        got["FailedAndUnresolvableNodes"],
+        json!({"node-b2": "node(s) had untolerated taint {nvidia.com/gpu: present}"})
+    );
+}
+
+#[tokio::test]
+async fn filter_in_nodes_mode_returns_the_request_objects() {
+    let server = start();
+    let request: Value = serde_json::from_slice(&example("filter-nodes.json")).unwrap();
+    let (status, got) = server
+        .post("/scheduler/filter", example("filter-nodes.json"))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(got["NodeNames"], Value::Null);
+    let node_c2 = request["Nodes"]["items"][2].clone();
+    assert_eq!(got["Nodes"]["items"], json!([node_c2]));
+    assert!(got["FailedNodes"]["node-a1"].is_string());
+    assert!(got["FailedAndUnresolvableNodes"]["node-b2"].is_string());
+}
+
+#[tokio::test]
+async fn filter_accepts_lower_case_keys_and_reports_unknown_nodes() {
+    let server = start();
+    let (_, got) = server
+        .post("/scheduler/filter", example("filter-lowercase-keys.json"))
+        .await;
+    assert_eq!(got["NodeNames"], json!(["node-c1", "node-c2"]));
+    assert_eq!(
+        got["FailedAndUnresolvableNodes"]["node-x9"],
+        "node not found in kube-arbiter's cluster view"
+    );
+}
+
+#[tokio::test]
+async fn filter_errors_are_http_200_with_error_set() {
+    let server = start();
+    let (status, got) = server
+        .post(
+            "/scheduler/filter",
+            br#"{"NodeNames":["node-a1"]}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(got["Error"], "ExtenderArgs has no Pod");
+    let (status, got) = server.post("/scheduler/filter", b"{".to_vec()).await;
+    assert_eq!(status, 200);
+    assert!(
+        got["Error"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot decode ExtenderArgs")
+    );
+}
+
+#[tokio::test]
+async fn prioritize_scores_every_candidate_from_0_to_10() {
+    let server = start();
+    let (status, got) = server
+        .post(
+            "/scheduler/prioritize",
+            example("prioritize-node-names.json"),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let scores: Vec<(String, i64)> = got
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["Host"].as_str().unwrap().to_string(),
+                h["Score"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = scores.iter().map(|(h, _)| h.as_str()).collect();
+    assert_eq!(
+        names,
+        ["node-a1", "node-a2", "node-b1", "node-c1", "node-c2"]
+    );
+    assert!(scores.iter().all(|(_, s)| (0..=10).contains(s)));
+    // node-c1 already runs a cart pod: spreading puts it last.
+    let c1 = scores[3].1;
+    assert!(scores.iter().all(|(_, s)| *s >= c1), "{scores:?}");
+}
+
+#[tokio::test]
+async fn prioritize_errors_are_json_errors() {
+    let server = start();
+    let (status, got) = server
+        .post("/scheduler/prioritize", br#"{"NodeNames":[]}"#.to_vec())
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(got["error"], "ExtenderArgs has no Pod");
+}
