@@ -1,8 +1,15 @@
 //! The cluster view: an immutable indexed [`Snapshot`] published through a
 //! [`ClusterView`], and the sources that fill it.
 
+pub mod assume;
 pub mod snapshot;
+pub mod sync_stats;
 pub mod view;
 
-pub use snapshot::{ClusterObjects, NodeIdx, NodeInfo, ObjectCounts, Owners, PodRef, Snapshot};
+pub use assume::AssumeError;
+pub use snapshot::{
+    ClusterObjects, NodeIdx, NodeInfo, ObjectCounts, Owners, PodChange, PodRef, SharedObjects,
+    Snapshot,
+};
+pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

@@ -43,6 +43,12 @@ pub struct Metrics {
     view_reloads: Counter<u64, AtomicU64>,
     view_reload_failures: Counter<u64, AtomicU64>,
     view_ready: Gauge,
+    view_stale: Gauge,
+    view_events: Family<KindLabel, Counter<u64, AtomicU64>>,
+    view_relists: Family<KindLabel, Counter<u64, AtomicU64>>,
+    view_publish_seconds: Counter<f64, AtomicU64>,
+    view_age_seconds: Gauge<f64, AtomicU64>,
+    view_assumed_bindings: Gauge,
 }
 
 fn latency_histogram() -> Histogram {
@@ -62,6 +68,12 @@ impl Metrics {
         let view_reloads = Counter::default();
         let view_reload_failures = Counter::default();
         let view_ready = Gauge::default();
+        let view_stale = Gauge::default();
+        let view_events = Family::<KindLabel, Counter<u64, AtomicU64>>::default();
+        let view_relists = Family::<KindLabel, Counter<u64, AtomicU64>>::default();
+        let view_publish_seconds = Counter::<f64, AtomicU64>::default();
+        let view_age_seconds = Gauge::<f64, AtomicU64>::default();
+        let view_assumed_bindings = Gauge::default();
         registry.register(
             "http_requests",
             "HTTP requests by route and status code",
@@ -89,8 +101,38 @@ impl Metrics {
         );
         registry.register(
             "view_ready",
-            "1 once a cluster view is published",
+            "1 once a cluster view is published and its source is in step",
             view_ready.clone(),
+        );
+        registry.register(
+            "view_stale",
+            "1 while a watch has been out of step for longer than live.staleAfterSeconds",
+            view_stale.clone(),
+        );
+        registry.register(
+            "view_events",
+            "Watch events applied to the cluster view, by kind",
+            view_events.clone(),
+        );
+        registry.register(
+            "view_relists",
+            "Full lists of a kind (initial sync, 410 Gone, reconnect after an error)",
+            view_relists.clone(),
+        );
+        registry.register(
+            "view_publish_seconds",
+            "Time spent building and publishing views (divide by view_reloads for the mean)",
+            view_publish_seconds.clone(),
+        );
+        registry.register(
+            "view_age_seconds",
+            "How long the view may have been behind the cluster (0 while every watch is in step)",
+            view_age_seconds.clone(),
+        );
+        registry.register(
+            "view_assumed_bindings",
+            "Pods bound by kube-arbiter and not yet confirmed by the cluster source",
+            view_assumed_bindings.clone(),
         );
         Self {
             registry,
@@ -100,6 +142,12 @@ impl Metrics {
             view_reloads,
             view_reload_failures,
             view_ready,
+            view_stale,
+            view_events,
+            view_relists,
+            view_publish_seconds,
+            view_age_seconds,
+            view_assumed_bindings,
         }
     }
 
@@ -113,23 +161,45 @@ impl Metrics {
         let stats = view.stats();
         sync_counter(&self.view_reloads, stats.reloads);
         sync_counter(&self.view_reload_failures, stats.reload_failures);
-        match view.current() {
-            Some(snapshot) => {
-                self.view_ready.set(1);
-                for (kind, n) in snapshot.counts().by_kind() {
-                    self.view_objects
-                        .get_or_create(&KindLabel { kind: kind.into() })
-                        .set(n as i64);
-                }
-            }
-            None => {
-                self.view_ready.set(0);
+        self.render_sync(view);
+        self.view_ready.set(i64::from(view.is_ready()));
+        if let Some(snapshot) = view.current() {
+            for (kind, n) in snapshot.counts().by_kind() {
+                self.view_objects
+                    .get_or_create(&KindLabel { kind: kind.into() })
+                    .set(n as i64);
             }
         }
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = encode(&mut out, &self.registry);
         out
+    }
+}
+
+impl Metrics {
+    fn render_sync(&self, view: &ClusterView) {
+        let sync = view.sync_stats().read();
+        for (kind, n) in sync.events {
+            let label = KindLabel {
+                kind: kind.name().into(),
+            };
+            sync_counter(&self.view_events.get_or_create(&label), n);
+        }
+        for (kind, n) in sync.relists {
+            let label = KindLabel {
+                kind: kind.name().into(),
+            };
+            sync_counter(&self.view_relists.get_or_create(&label), n);
+        }
+        let behind = sync.publish_seconds - self.view_publish_seconds.get();
+        if behind > 0.0 {
+            self.view_publish_seconds.inc_by(behind);
+        }
+        self.view_age_seconds.set(sync.age.as_secs_f64());
+        self.view_stale.set(i64::from(view.is_stale()));
+        self.view_assumed_bindings
+            .set(view.assumed_bindings() as i64);
     }
 }
 
