@@ -2,6 +2,7 @@
 //! [`ClusterView`], and the sources that fill it.
 
 pub mod assume;
+pub mod live;
 pub mod snapshot;
 pub mod sync_stats;
 pub mod view;
