@@ -2,6 +2,8 @@
 //! [`ClusterView`], and the sources that fill it.
 
 pub mod assume;
+pub mod decode;
+pub mod file;
 pub mod live;
 pub mod snapshot;
 pub mod sync_stats;
