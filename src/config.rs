@@ -129,7 +129,8 @@ mod tests {
 
     #[test]
     fn live_section_sets_the_sync_bounds() {
-        let c = Config::parse("live:\n  assumeTtlSeconds: 10\n  publishIntervalMillis: 2\n").unwrap();
+        let c =
+            Config::parse("live:\n  assumeTtlSeconds: 10\n  publishIntervalMillis: 2\n").unwrap();
         assert_eq!(c.live.assume_ttl(), Duration::from_secs(10));
         assert_eq!(c.live.publish_interval(), Duration::from_millis(2));
         assert_eq!(c.live.stale_after_seconds, 60);

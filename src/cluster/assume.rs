@@ -96,7 +96,9 @@ impl Assumptions {
                 return false;
             }
             match base.pod(ns, name) {
-                Some(r) => r.pod.spec.node_name.is_empty() && r.pod.metadata.uid == a.pod.metadata.uid,
+                Some(r) => {
+                    r.pod.spec.node_name.is_empty() && r.pod.metadata.uid == a.pod.metadata.uid
+                }
                 None => false,
             }
         });
@@ -109,6 +111,21 @@ impl Assumptions {
     pub(super) fn len(&self) -> usize {
         self.pods.len()
     }
+}
+
+/// Drop expired assumptions every `every`, for sources that publish rarely
+/// (the file source); the live source's writer does this on its own tick.
+pub fn expire_periodically(
+    view: std::sync::Arc<super::ClusterView>,
+    every: std::time::Duration,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tick.tick().await;
+            view.expire_assumptions();
+        }
+    })
 }
 
 #[cfg(test)]

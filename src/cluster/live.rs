@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 pub use self::store::{KindEvent, Update};
-use super::{ClusterView, Kind};
+use super::{Binder, ClusterView, Kind};
 use crate::config::LiveSettings;
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
@@ -55,9 +55,9 @@ pub struct LiveSource {
 }
 
 impl LiveSource {
-    /// The client bindings are created with.
-    pub fn client(&self) -> kube::Client {
-        self.client.clone()
+    /// Bindings go to the API server this source watches.
+    pub fn binder(&self) -> Binder {
+        Binder::Api(self.client.clone())
     }
 }
 

@@ -2,6 +2,7 @@
 //! [`ClusterView`], and the sources that fill it.
 
 pub mod assume;
+pub mod binder;
 pub mod decode;
 pub mod file;
 pub mod live;
@@ -10,6 +11,7 @@ pub mod sync_stats;
 pub mod view;
 
 pub use assume::AssumeError;
+pub use binder::{BindRequest, Binder};
 pub use snapshot::{
     ClusterObjects, NodeIdx, NodeInfo, ObjectCounts, Owners, PodChange, PodRef, SharedObjects,
     Snapshot,

@@ -90,7 +90,8 @@ impl SyncStats {
     }
 
     pub fn read(&self) -> SyncReading {
-        let by_kind = |a: &[AtomicU64; 9]| Kind::ALL.map(|k| (k, a[k as usize].load(Ordering::Relaxed)));
+        let by_kind =
+            |a: &[AtomicU64; 9]| Kind::ALL.map(|k| (k, a[k as usize].load(Ordering::Relaxed)));
         let age = self
             .lagging_since
             .lock()

@@ -12,8 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
 use crate::model::{
-    self, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
-    SelectorOwner,
+    self, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
 
 /// A lean model type the live source watches.

@@ -13,16 +13,17 @@ use crate::model::{
 
 type Map<K, V> = foldhash::HashMap<K, V>;
 
-/// What a watch reported, already decoded into the lean model.
+/// What a watch reported, already decoded into the lean model (and shared,
+/// as the snapshot will hold it).
 #[derive(Debug, Clone)]
 pub enum KindEvent<T> {
     /// A (re)list starts; the listed objects follow as `InitApply`.
     Init,
-    InitApply(T),
+    InitApply(Arc<T>),
     /// The list is complete: it replaces everything known of the kind.
     InitDone,
-    Apply(T),
-    Delete(T),
+    Apply(Arc<T>),
+    Delete(Arc<T>),
 }
 
 /// One watch event of any kind.
@@ -75,20 +76,19 @@ impl<T: LeanObject> KindStore<T> {
             KindEvent::InitApply(o) => {
                 self.relist
                     .get_or_insert_with(Map::default)
-                    .insert(key(&o), Arc::new(o));
+                    .insert(key(&*o), o);
                 Applied::Nothing
             }
             KindEvent::InitDone => {
                 self.objects = self.relist.take().unwrap_or_default();
                 Applied::Replaced
             }
-            KindEvent::Apply(o) => {
-                let object = Arc::new(o);
+            KindEvent::Apply(object) => {
                 let existed = self.objects.insert(key(&*object), object.clone()).is_some();
                 Applied::Upserted { object, existed }
             }
             KindEvent::Delete(o) => {
-                self.objects.remove(&key(&o));
+                self.objects.remove(&key(&*o));
                 let m = o.lean_meta();
                 Applied::Deleted {
                     namespace: m.namespace.clone(),

@@ -4,6 +4,7 @@
 //! ends this watcher: after a backoff a fresh one relists the kind, and the
 //! completed relist is what tells the writer the kind is in step again.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -75,13 +76,13 @@ pub async fn run<T: LeanObject>(
             };
             let event = match event {
                 watcher::Event::Init => KindEvent::Init,
-                watcher::Event::InitApply(o) => KindEvent::InitApply(o.object),
+                watcher::Event::InitApply(o) => KindEvent::InitApply(Arc::new(o.object)),
                 watcher::Event::InitDone => {
                     backoff.reset();
                     KindEvent::InitDone
                 }
-                watcher::Event::Apply(o) => KindEvent::Apply(o.object),
-                watcher::Event::Delete(o) => KindEvent::Delete(o.object),
+                watcher::Event::Apply(o) => KindEvent::Apply(Arc::new(o.object)),
+                watcher::Event::Delete(o) => KindEvent::Delete(Arc::new(o.object)),
             };
             if tx.send(Report::Event(wrap(event))).await.is_err() {
                 return;

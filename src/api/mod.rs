@@ -1,0 +1,25 @@
+//! The wire edges: each group decodes its requests, calls policy with the
+//! current snapshot and encodes the answer. The server mounts each group
+//! under its own body limit (see `server::router`).
+
+pub mod bind;
+
+use axum::Router;
+use axum::routing::post;
+
+use crate::server::AppState;
+
+/// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
+pub fn scheduler_routes() -> Router<AppState> {
+    Router::new().route("/scheduler/bind", post(bind::bind))
+}
+
+/// `/admission/*`: kube-apiserver's webhook calls.
+pub fn admission_routes() -> Router<AppState> {
+    Router::new()
+}
+
+/// Everything else people and controllers call (e.g. `/scale-in`).
+pub fn other_routes() -> Router<AppState> {
+    Router::new()
+}
