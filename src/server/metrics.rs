@@ -216,3 +216,35 @@ fn sync_counter(counter: &Counter<u64, AtomicU64>, total: u64) {
         counter.inc_by(total - current);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::cluster::{Kind, Snapshot};
+
+    #[test]
+    fn sync_statistics_are_read_at_scrape_time() {
+        let view = ClusterView::new();
+        view.publish(Snapshot::default());
+        let stats = view.sync_stats();
+        stats.record_event(Kind::Pod);
+        stats.record_event(Kind::Pod);
+        stats.record_relist(Kind::Node);
+        stats.record_publish(Duration::from_millis(3));
+        view.set_stale(true);
+        let text = Metrics::new().render(&view);
+        for line in [
+            "kube_arbiter_view_events_total{kind=\"Pod\"} 2",
+            "kube_arbiter_view_relists_total{kind=\"Node\"} 1",
+            "kube_arbiter_view_publish_seconds_total 0.003",
+            "kube_arbiter_view_stale 1",
+            "kube_arbiter_view_ready 0",
+            "kube_arbiter_view_age_seconds 0.0",
+            "kube_arbiter_view_assumed_bindings 0",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+    }
+}
