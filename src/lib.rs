@@ -2,8 +2,12 @@
 //! webhook served over one TLS port. See DESIGN.md for the map.
 
 pub mod api;
+pub mod app;
+pub mod certs;
+pub mod cli;
 pub mod cluster;
 pub mod config;
 pub mod model;
 pub mod policy;
 pub mod server;
+pub mod synth;

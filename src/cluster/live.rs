@@ -18,7 +18,7 @@ use kube::core::ApiResource;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-pub use self::store::{KindEvent, Update};
+use self::store::Update;
 use super::{Binder, ClusterView, Kind};
 use crate::config::LiveSettings;
 use crate::model::{

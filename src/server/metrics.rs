@@ -49,6 +49,10 @@ pub struct Metrics {
     view_publish_seconds: Counter<f64, AtomicU64>,
     view_age_seconds: Gauge<f64, AtomicU64>,
     view_assumed_bindings: Gauge,
+    /// notAfter of the certificate being served, unix seconds.
+    pub tls_cert_not_after: Gauge,
+    pub tls_reloads: Counter<u64, AtomicU64>,
+    pub tls_reload_failures: Counter<u64, AtomicU64>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -74,6 +78,9 @@ impl Metrics {
         let view_publish_seconds = Counter::<f64, AtomicU64>::default();
         let view_age_seconds = Gauge::<f64, AtomicU64>::default();
         let view_assumed_bindings = Gauge::default();
+        let tls_cert_not_after = Gauge::default();
+        let tls_reloads = Counter::default();
+        let tls_reload_failures = Counter::default();
         registry.register(
             "http_requests",
             "HTTP requests by route and status code",
@@ -134,6 +141,21 @@ impl Metrics {
             "Pods bound by kube-arbiter and not yet confirmed by the cluster source",
             view_assumed_bindings.clone(),
         );
+        registry.register(
+            "tls_cert_not_after_seconds",
+            "notAfter of the serving certificate, unix seconds",
+            tls_cert_not_after.clone(),
+        );
+        registry.register(
+            "tls_reloads",
+            "Certificate/key pairs loaded from disk after a change",
+            tls_reloads.clone(),
+        );
+        registry.register(
+            "tls_reload_failures",
+            "Changed certificate/key pairs refused (the old pair keeps serving)",
+            tls_reload_failures.clone(),
+        );
         Self {
             registry,
             requests,
@@ -148,6 +170,9 @@ impl Metrics {
             view_publish_seconds,
             view_age_seconds,
             view_assumed_bindings,
+            tls_cert_not_after,
+            tls_reloads,
+            tls_reload_failures,
         }
     }
 

@@ -1,0 +1,208 @@
+//! Run the router on the HTTPS port (and the optional plain-HTTP probes
+//! port) until told to stop, then drain in-flight requests.
+
+use std::future::Future;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum_server::Handle;
+use axum_server::tls_rustls::RustlsConfig;
+use hyper_util::rt::TokioTimer;
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::router::probes_only;
+use super::tls::{self, TlsError, TlsSettings};
+use super::tls_reload::{self, CertReloader};
+use super::{AppState, router};
+
+/// How often an idle HTTP/2 connection is pinged.
+const H2_KEEPALIVE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub listen: SocketAddr,
+    /// Plain HTTP serving only `/metrics`, `/healthz`, `/readyz`.
+    pub metrics_listen: Option<SocketAddr>,
+    pub tls: TlsSettings,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Bad TLS files or CA: a configuration error.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error("cannot watch the TLS files for rotation: {0}")]
+    Watch(#[from] notify::Error),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Resolves on SIGTERM or SIGINT. The handlers are installed by this call,
+/// before anything is served, so an early signal is not lost.
+pub fn termination_signal() -> std::io::Result<impl Future<Output = ()> + Send> {
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    })
+}
+
+/// Serve `router(state)` over TLS until `shutdown` resolves; then stop
+/// accepting and give in-flight requests `shutdownGraceSeconds` to finish.
+pub async fn serve(
+    state: AppState,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let server = Server::bind(&options, &state)?;
+    server.run(router(state.clone()), state, shutdown).await
+}
+
+/// Sockets bound and TLS loaded, not yet serving: binding is where
+/// configuration errors show, and tests learn the port of `:0` here.
+pub struct Server {
+    https: TcpListener,
+    metrics: Option<TcpListener>,
+    rustls: RustlsConfig,
+    reloader: Option<CertReloader>,
+}
+
+impl Server {
+    /// Load TLS (and start following the files) and bind the listeners.
+    /// Must be called inside a tokio runtime.
+    pub fn bind(options: &ServeOptions, state: &AppState) -> Result<Self, ServeError> {
+        let (rustls, reloader) = tls_config(&options.tls, state)?;
+        let https = bind(options.listen)?;
+        let metrics = options.metrics_listen.map(bind).transpose()?;
+        Ok(Self {
+            https,
+            metrics,
+            rustls,
+            reloader,
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.https.local_addr()
+    }
+
+    /// Serve `app` (and the probes on the metrics listener) until `shutdown`.
+    pub async fn run(
+        self,
+        app: Router,
+        state: AppState,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
+        let Self {
+            https,
+            metrics,
+            rustls,
+            reloader: _reloader,
+        } = self;
+        let https_addr = https.local_addr()?;
+        let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
+
+        let https_handle = Handle::new();
+        let mut https_server = axum_server::from_tcp_rustls(https, rustls)?;
+        // The timer enables hyper's 30 s header-read timeout (slow clients
+        // cannot hold a connection open for free) and HTTP/2 keep-alive pings
+        // that notice vanished peers.
+        let builder = https_server.http_builder();
+        builder.http1().keep_alive(true).timer(TokioTimer::new());
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .keep_alive_interval(Some(H2_KEEPALIVE));
+        let https_server = https_server
+            .handle(https_handle.clone())
+            .serve(app.into_make_service());
+        tracing::info!("listening on https://{https_addr}");
+
+        let metrics_handle = Handle::new();
+        let metrics_server = match metrics {
+            Some(listener) => {
+                let addr = listener.local_addr()?;
+                let probes = probes_only(state);
+                let server = axum_server::from_tcp(listener)?
+                    .handle(metrics_handle.clone())
+                    .serve(probes.into_make_service());
+                tracing::info!("serving metrics and probes on http://{addr}");
+                Some(tokio::spawn(server))
+            }
+            None => None,
+        };
+
+        tokio::pin!(https_server);
+        let result = tokio::select! {
+            result = &mut https_server => {
+                metrics_handle.shutdown();
+                result
+            }
+            _ = shutdown => {
+                tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections, finishing in-flight requests");
+                https_handle.graceful_shutdown(Some(grace));
+                metrics_handle.graceful_shutdown(Some(grace));
+                https_server.await
+            }
+        };
+        if let Some(task) = metrics_server {
+            match task.await {
+                Ok(metrics_result) => metrics_result?,
+                Err(e) => tracing::warn!("metrics listener ended abnormally: {e}"),
+            }
+        }
+        result?;
+        tracing::info!("shut down cleanly");
+        Ok(())
+    }
+}
+
+/// The served TLS configuration and, with files, the reloader following them.
+fn tls_config(
+    settings: &TlsSettings,
+    state: &AppState,
+) -> Result<(RustlsConfig, Option<CertReloader>), ServeError> {
+    let verifier = settings
+        .client_ca
+        .as_deref()
+        .map(tls::client_verifier)
+        .transpose()?;
+    let Some(files) = &settings.cert_key else {
+        tracing::warn!(
+            "no --tls-cert/--tls-key given: serving a self-signed certificate for localhost made at startup; no client trusts it, use it only to try kube-arbiter out"
+        );
+        let serving = tls::self_signed(verifier)?;
+        state.metrics.tls_cert_not_after.set(serving.not_after);
+        return Ok((RustlsConfig::from_config(serving.config), None));
+    };
+    let pair = tls::read_pair(files)?;
+    let serving = tls::pair_from_pem(files, &pair.0, &pair.1, verifier.clone())?;
+    state.metrics.tls_cert_not_after.set(serving.not_after);
+    let rustls = RustlsConfig::from_config(serving.config);
+    let reloader = tls_reload::follow(
+        files.clone(),
+        pair,
+        verifier,
+        rustls.clone(),
+        Arc::clone(&state.metrics),
+    )?;
+    Ok((rustls, Some(reloader)))
+}
+
+fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
+    let listener = TcpListener::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    Ok(listener)
+}
