@@ -39,16 +39,23 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 async fn main() {
     let api = FakeApiServer::start().await;
     api.load("Node", (0..NODES).map(synthetic::node));
-    api.load("Pod", (0..PODS).map(|i| synthetic::pod(i, NODES, NAMESPACES)));
+    api.load(
+        "Pod",
+        (0..PODS).map(|i| synthetic::pod(i, NODES, NAMESPACES)),
+    );
     api.load("Namespace", (0..NAMESPACES).map(synthetic::namespace));
     let rss_server = rss_mib();
 
     let view = Arc::new(ClusterView::new());
     let settings = LiveSettings::default();
     let started = Instant::now();
-    let _source = live::start(Some(api.kubeconfig().to_path_buf()), view.clone(), &settings)
-        .await
-        .unwrap();
+    let _source = live::start(
+        Some(api.kubeconfig().to_path_buf()),
+        view.clone(),
+        &settings,
+    )
+    .await
+    .unwrap();
     while !view.is_ready() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

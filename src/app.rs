@@ -139,8 +139,8 @@ async fn start_cluster_source(
 ) -> Result<ClusterSource, RunError> {
     match &args.cluster_state {
         Some(path) => {
-            let watch =
-                file::start(path, Arc::clone(&view)).map_err(|e| RunError::Config(e.to_string()))?;
+            let watch = file::start(path, Arc::clone(&view))
+                .map_err(|e| RunError::Config(e.to_string()))?;
             // Nothing confirms placements recorded by bind in file mode;
             // they end when their time is up.
             let expiry = assume::expire_periodically(view, Duration::from_secs(1));

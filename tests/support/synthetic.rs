@@ -15,7 +15,7 @@ pub fn node(i: usize) -> Value {
             "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
             "pool": format!("pool-{}", i % 7)},
         "managedFields": [{"manager": "kubelet", "operation": "Update", "fieldsV1": {"f:status": {}}}]},
-        "spec": {"taints": if i % 50 == 0 { json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]) } else { json!([]) }},
+        "spec": {"taints": if i.is_multiple_of(50) { json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]) } else { json!([]) }},
         "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"},
                    "conditions": [{"type": "Ready", "status": "True"}],
                    "images": [{"names": ["registry.example/app@sha256:abc"], "sizeBytes": 12345}]}})
@@ -36,7 +36,7 @@ pub fn pod(i: usize, nodes: usize, namespaces: usize) -> Value {
                  "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]},
         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                    "startTime": "2026-01-01T00:00:00Z"}});
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         p["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}]}});
     }
