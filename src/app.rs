@@ -2,17 +2,18 @@
 //! 0 clean shutdown, 2 usage or configuration error, 1 runtime failure.
 
 use std::io::IsTerminal;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tracing_subscriber::EnvFilter;
 
 use crate::certs::{self, CertsRequest};
 use crate::cli::{CertsArgs, Cli, Command, ExplainArgs, LogFormat, ServeArgs};
-use crate::cluster::ClusterView;
 use crate::cluster::file::{self, FileSource};
-use crate::config::Config;
+use crate::cluster::live::{self, LiveSource};
+use crate::cluster::{Binder, ClusterView, assume};
+use crate::config::{Config, LiveSettings};
 use crate::explain;
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
 use crate::server::{self, AppState, ServeError, ServeOptions};
@@ -94,8 +95,8 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
         let shutdown = server::termination_signal()
             .map_err(|e| RunError::Runtime(format!("cannot install signal handlers: {e}")))?;
         let view = Arc::new(ClusterView::new());
-        let _source = start_cluster_source(&args, Arc::clone(&view))?;
-        let state = AppState::new(view, config);
+        let source = start_cluster_source(&args, Arc::clone(&view), &config.live).await?;
+        let state = AppState::new(view, config).with_binder(source.binder());
         let options = ServeOptions {
             listen: args.listen,
             metrics_listen: args.metrics_listen,
@@ -118,36 +119,55 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
 
 /// Whatever keeps the cluster view fed; dropping it stops the source.
 enum ClusterSource {
-    File { _watch: FileSource },
+    File {
+        _watch: FileSource,
+        _expiry: AbortOnDrop,
+    },
+    Live(LiveSource),
 }
 
-/// `--cluster-state F`, or else the live API server.
-fn start_cluster_source(
-    args: &ServeArgs,
-    view: Arc<ClusterView>,
-) -> Result<ClusterSource, RunError> {
-    match &args.cluster_state {
-        Some(path) => file::start(path, view)
-            .map(|watch| ClusterSource::File { _watch: watch })
-            .map_err(|e| RunError::Config(e.to_string())),
-        None => start_live_source(args.kubeconfig.as_deref(), view),
+/// A background task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
-/// The live API source; replaced when the watch-based source lands.
-fn start_live_source(
-    kubeconfig: Option<&Path>,
-    _view: Arc<ClusterView>,
+impl ClusterSource {
+    /// Where `/scheduler/bind` sends bindings.
+    fn binder(&self) -> Binder {
+        match self {
+            Self::File { .. } => Binder::ViewOnly,
+            Self::Live(live) => live.binder(),
+        }
+    }
+}
+
+/// `--cluster-state F`, or else the live API server.
+async fn start_cluster_source(
+    args: &ServeArgs,
+    view: Arc<ClusterView>,
+    live_settings: &LiveSettings,
 ) -> Result<ClusterSource, RunError> {
-    let asked = kubeconfig.map_or_else(
-        || "no --cluster-state given, so the live API server was asked for".to_string(),
-        |p| format!("--kubeconfig {} asks for the live API server", p.display()),
-    );
-    Err(RunError::Config(format!(
-        "{asked}, but this build has no live cluster source yet; \
-         run with --cluster-state FILE (e.g. the output of \
-         `kubectl get nodes,pods,pdb,priorityclasses,namespaces -A -o yaml`)"
-    )))
+    match &args.cluster_state {
+        Some(path) => {
+            let watch = file::start(path, Arc::clone(&view))
+                .map_err(|e| RunError::Config(e.to_string()))?;
+            // Nothing confirms placements recorded by bind in file mode;
+            // they end when their time is up.
+            let expiry = assume::expire_periodically(view, Duration::from_secs(1));
+            Ok(ClusterSource::File {
+                _watch: watch,
+                _expiry: AbortOnDrop(expiry),
+            })
+        }
+        None => live::start(args.kubeconfig.clone(), view, live_settings)
+            .await
+            .map(ClusterSource::Live)
+            .map_err(|e| RunError::Config(e.to_string())),
+    }
 }
 
 fn run_certs(args: CertsArgs) -> Result<(), RunError> {

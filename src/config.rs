@@ -2,6 +2,7 @@
 //! default; unknown keys are an error that names the key.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -14,6 +15,7 @@ pub use scheduling::SchedulingSettings;
 pub struct Config {
     pub server: ServerSettings,
     pub scheduling: SchedulingSettings,
+    pub live: LiveSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -37,6 +39,43 @@ impl Default for ServerSettings {
             request_timeout_seconds: 30,
             shutdown_grace_seconds: 20,
         }
+    }
+}
+
+/// The live API source and the bind verb.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct LiveSettings {
+    /// A pod bound by kube-arbiter counts in the view this long before the
+    /// watch must confirm it; unconfirmed, it is dropped.
+    pub assume_ttl_seconds: u64,
+    /// A watch out of step for longer than this fails `/readyz`.
+    pub stale_after_seconds: u64,
+    /// Watch events are batched and a new view published at most this often.
+    pub publish_interval_millis: u64,
+}
+
+impl Default for LiveSettings {
+    fn default() -> Self {
+        Self {
+            assume_ttl_seconds: 30,
+            stale_after_seconds: 60,
+            publish_interval_millis: 5,
+        }
+    }
+}
+
+impl LiveSettings {
+    pub fn assume_ttl(&self) -> Duration {
+        Duration::from_secs(self.assume_ttl_seconds)
+    }
+
+    pub fn stale_after(&self) -> Duration {
+        Duration::from_secs(self.stale_after_seconds)
+    }
+
+    pub fn publish_interval(&self) -> Duration {
+        Duration::from_millis(self.publish_interval_millis)
     }
 }
 
@@ -93,5 +132,15 @@ mod tests {
         let c = Config::parse("server:\n  requestTimeoutSeconds: 5\n").unwrap();
         assert_eq!(c.server.request_timeout_seconds, 5);
         assert_eq!(c.server.admission_body_limit_bytes, 8 << 20);
+    }
+
+    #[test]
+    fn live_section_sets_the_sync_bounds() {
+        let c =
+            Config::parse("live:\n  assumeTtlSeconds: 10\n  publishIntervalMillis: 2\n").unwrap();
+        assert_eq!(c.live.assume_ttl(), Duration::from_secs(10));
+        assert_eq!(c.live.publish_interval(), Duration::from_millis(2));
+        assert_eq!(c.live.stale_after_seconds, 60);
+        assert!(Config::parse("live:\n  ttl: 1\n").is_err());
     }
 }

@@ -6,6 +6,7 @@ pub mod admission;
 pub mod admission_types;
 pub mod extender;
 pub mod extender_types;
+pub mod bind;
 
 use axum::Router;
 use axum::routing::post;
@@ -14,7 +15,9 @@ use crate::server::AppState;
 
 /// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
 pub fn scheduler_routes() -> Router<AppState> {
-    Router::new().merge(extender::routes())
+    Router::new()
+        .merge(extender::routes())
+        .route("/scheduler/bind", post(bind::bind))
 }
 
 /// `/admission/*`: kube-apiserver's webhook calls: the priority admission

@@ -1,10 +1,20 @@
 //! The cluster view: an immutable indexed [`Snapshot`] published through a
 //! [`ClusterView`], and the sources that fill it.
 
+pub mod assume;
+pub mod binder;
 pub mod decode;
 pub mod file;
+pub mod live;
 pub mod snapshot;
+pub mod sync_stats;
 pub mod view;
 
-pub use snapshot::{ClusterObjects, NodeIdx, NodeInfo, ObjectCounts, Owners, PodRef, Snapshot};
+pub use assume::AssumeError;
+pub use binder::{BindRequest, Binder};
+pub use snapshot::{
+    ClusterObjects, NodeIdx, NodeInfo, ObjectCounts, Owners, PodChange, PodRef, SharedObjects,
+    Snapshot,
+};
+pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

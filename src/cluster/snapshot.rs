@@ -13,10 +13,21 @@ use std::sync::Arc;
 
 use foldhash::HashMapExt;
 
+use self::uid_index::UidIndex;
 use crate::model::{
     Labels, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
     SelectorOwner,
 };
+
+mod indexes;
+mod uid_index;
+mod update;
+
+use self::indexes::{
+    namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
+    topology_domains_of,
+};
+pub use self::update::PodChange;
 
 type Map<K, V> = foldhash::HashMap<K, V>;
 
@@ -41,7 +52,8 @@ pub type NodeIdx = u32;
 #[derive(Debug, Clone)]
 pub struct NodeInfo {
     pub node: Arc<Node>,
-    pub pods: Vec<Arc<Pod>>,
+    /// Shared so that a change on another node copies nothing of these.
+    pub pods: Arc<[Arc<Pod>]>,
 }
 
 /// A pod and the index of its node (`None` when unassigned or bound to a
@@ -68,7 +80,7 @@ pub struct Snapshot {
     pods_by_namespace: Arc<Map<String, Arc<[PodRef]>>>,
     pods_with_affinity: Arc<[PodRef]>,
     pods_with_required_anti_affinity: Arc<[PodRef]>,
-    pod_by_uid: Arc<Map<String, PodRef>>,
+    pod_by_uid: UidIndex,
     namespaces: Arc<Map<String, Arc<Namespace>>>,
     pdbs_by_namespace: Arc<Map<String, Vec<Arc<PodDisruptionBudget>>>>,
     priority_classes: Arc<BTreeMap<String, Arc<PriorityClass>>>,
@@ -109,105 +121,96 @@ impl ObjectCounts {
 
 static NO_PODS: [PodRef; 0] = [];
 
+/// The objects of a snapshot, already shared; what a full rebuild starts from.
+#[derive(Debug, Clone, Default)]
+pub struct SharedObjects {
+    pub nodes: Vec<Arc<Node>>,
+    pub pods: Vec<Arc<Pod>>,
+    pub namespaces: Vec<Arc<Namespace>>,
+    pub pdbs: Vec<Arc<PodDisruptionBudget>>,
+    pub priority_classes: Vec<Arc<PriorityClass>>,
+    pub services: Vec<Arc<MapSelectorOwner>>,
+    pub replica_sets: Vec<Arc<SelectorOwner>>,
+    pub stateful_sets: Vec<Arc<SelectorOwner>>,
+    pub replication_controllers: Vec<Arc<MapSelectorOwner>>,
+}
+
+impl From<ClusterObjects> for SharedObjects {
+    fn from(o: ClusterObjects) -> Self {
+        fn share<T>(v: Vec<T>) -> Vec<Arc<T>> {
+            v.into_iter().map(Arc::new).collect()
+        }
+        SharedObjects {
+            nodes: share(o.nodes),
+            pods: share(o.pods),
+            namespaces: share(o.namespaces),
+            pdbs: share(o.pdbs),
+            priority_classes: share(o.priority_classes),
+            services: share(o.services),
+            replica_sets: share(o.replica_sets),
+            stateful_sets: share(o.stateful_sets),
+            replication_controllers: share(o.replication_controllers),
+        }
+    }
+}
+
 impl Snapshot {
     /// Index `objects`. Succeeded and Failed pods are dropped here.
     pub fn build(objects: ClusterObjects) -> Self {
-        let mut nodes: Vec<Node> = objects.nodes;
+        Self::build_shared(objects.into())
+    }
+
+    /// Index objects that are already shared (a source's store); nothing is
+    /// copied but the indexes.
+    pub fn build_shared(objects: SharedObjects) -> Self {
+        let mut nodes = objects.nodes;
         nodes.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         nodes.dedup_by(|a, b| a.metadata.name == b.metadata.name);
 
         let mut node_index = Map::with_capacity(nodes.len());
-        let mut topology_domains: Map<String, BTreeMap<String, u32>> = Map::new();
         for (i, node) in nodes.iter().enumerate() {
             node_index.insert(node.metadata.name.clone(), i as NodeIdx);
-            for (k, v) in &node.metadata.labels {
-                *topology_domains
-                    .entry(k.clone())
-                    .or_default()
-                    .entry(v.clone())
-                    .or_default() += 1;
-            }
         }
-        let mut infos: Vec<NodeInfo> = nodes
-            .into_iter()
-            .map(|n| NodeInfo {
-                node: Arc::new(n),
-                pods: Vec::new(),
-            })
-            .collect();
+        let topology_domains = topology_domains_of(&nodes);
+        let mut node_pods: Vec<Vec<Arc<Pod>>> = vec![Vec::new(); nodes.len()];
 
         let mut by_namespace: Map<String, Vec<PodRef>> = Map::new();
         let mut with_affinity = Vec::new();
         let mut with_required_anti = Vec::new();
-        let mut by_uid = Map::with_capacity(objects.pods.len());
+        let mut by_uid = UidIndex::builder();
         let mut pod_count = 0;
         for pod in objects.pods {
             if pod.is_terminal() {
                 continue;
             }
             pod_count += 1;
-            let pod = Arc::new(pod);
-            let node = (!pod.spec.node_name.is_empty())
-                .then(|| node_index.get(&pod.spec.node_name).copied())
-                .flatten();
             let r = PodRef {
-                node,
-                pod: pod.clone(),
+                node: node_of(&node_index, &pod),
+                pod,
             };
-            if let Some(i) = node {
-                infos[i as usize].pods.push(pod.clone());
-                if pod.has_pod_affinity_terms() {
+            if let Some(i) = r.node {
+                node_pods[i as usize].push(r.pod.clone());
+                if r.pod.has_pod_affinity_terms() {
                     with_affinity.push(r.clone());
                 }
-                if pod.has_required_anti_affinity() {
+                if r.pod.has_required_anti_affinity() {
                     with_required_anti.push(r.clone());
                 }
             }
-            if !pod.metadata.uid.is_empty() {
-                by_uid.insert(pod.metadata.uid.clone(), r.clone());
-            }
+            by_uid.insert(&r);
             by_namespace
-                .entry(pod.metadata.namespace.clone())
+                .entry(r.pod.metadata.namespace.clone())
                 .or_default()
                 .push(r);
         }
-
-        let mut pdbs_by_namespace: Map<String, Vec<Arc<PodDisruptionBudget>>> = Map::new();
-        for pdb in objects.pdbs {
-            pdbs_by_namespace
-                .entry(pdb.metadata.namespace.clone())
-                .or_default()
-                .push(Arc::new(pdb));
-        }
-        let mut owners: Map<String, Owners> = Map::new();
-        for s in objects.services {
-            owners
-                .entry(s.metadata.namespace.clone())
-                .or_default()
-                .services
-                .push(Arc::new(s));
-        }
-        for rs in objects.replica_sets {
-            owners
-                .entry(rs.metadata.namespace.clone())
-                .or_default()
-                .replica_sets
-                .push(Arc::new(rs));
-        }
-        for ss in objects.stateful_sets {
-            owners
-                .entry(ss.metadata.namespace.clone())
-                .or_default()
-                .stateful_sets
-                .push(Arc::new(ss));
-        }
-        for rc in objects.replication_controllers {
-            owners
-                .entry(rc.metadata.namespace.clone())
-                .or_default()
-                .replication_controllers
-                .push(Arc::new(rc));
-        }
+        let infos: Vec<NodeInfo> = nodes
+            .into_iter()
+            .zip(node_pods)
+            .map(|(node, pods)| NodeInfo {
+                node,
+                pods: pods.into(),
+            })
+            .collect();
 
         Snapshot {
             nodes: infos.into(),
@@ -220,23 +223,16 @@ impl Snapshot {
             ),
             pods_with_affinity: with_affinity.into(),
             pods_with_required_anti_affinity: with_required_anti.into(),
-            pod_by_uid: Arc::new(by_uid),
-            namespaces: Arc::new(
-                objects
-                    .namespaces
-                    .into_iter()
-                    .map(|n| (n.metadata.name.clone(), Arc::new(n)))
-                    .collect(),
-            ),
-            pdbs_by_namespace: Arc::new(pdbs_by_namespace),
-            priority_classes: Arc::new(
-                objects
-                    .priority_classes
-                    .into_iter()
-                    .map(|pc| (pc.metadata.name.clone(), Arc::new(pc)))
-                    .collect(),
-            ),
-            owners_by_namespace: Arc::new(owners),
+            pod_by_uid: by_uid.finish(),
+            namespaces: Arc::new(namespaces_by_name(objects.namespaces)),
+            pdbs_by_namespace: Arc::new(pdbs_by_namespace(objects.pdbs)),
+            priority_classes: Arc::new(priority_classes_by_name(objects.priority_classes)),
+            owners_by_namespace: Arc::new(owners_by_namespace(
+                objects.services,
+                objects.replica_sets,
+                objects.stateful_sets,
+                objects.replication_controllers,
+            )),
             topology_domains: Arc::new(topology_domains),
             pod_count,
         }

@@ -47,6 +47,12 @@ pub struct Metrics {
     view_reloads: Counter<u64, AtomicU64>,
     view_reload_failures: Counter<u64, AtomicU64>,
     view_ready: Gauge,
+    view_stale: Gauge,
+    view_events: Family<KindLabel, Counter<u64, AtomicU64>>,
+    view_relists: Family<KindLabel, Counter<u64, AtomicU64>>,
+    view_publish_seconds: Counter<f64, AtomicU64>,
+    view_age_seconds: Gauge<f64, AtomicU64>,
+    view_assumed_bindings: Gauge,
     /// notAfter of the certificate being served, unix seconds.
     pub tls_cert_not_after: Gauge,
     pub tls_reloads: Counter<u64, AtomicU64>,
@@ -72,6 +78,12 @@ impl Metrics {
         let view_reloads = Counter::default();
         let view_reload_failures = Counter::default();
         let view_ready = Gauge::default();
+        let view_stale = Gauge::default();
+        let view_events = Family::<KindLabel, Counter<u64, AtomicU64>>::default();
+        let view_relists = Family::<KindLabel, Counter<u64, AtomicU64>>::default();
+        let view_publish_seconds = Counter::<f64, AtomicU64>::default();
+        let view_age_seconds = Gauge::<f64, AtomicU64>::default();
+        let view_assumed_bindings = Gauge::default();
         let tls_cert_not_after = Gauge::default();
         let tls_reloads = Counter::default();
         let tls_reload_failures = Counter::default();
@@ -112,8 +124,38 @@ impl Metrics {
         );
         registry.register(
             "view_ready",
-            "1 once a cluster view is published",
+            "1 once a cluster view is published and its source is in step",
             view_ready.clone(),
+        );
+        registry.register(
+            "view_stale",
+            "1 while a watch has been out of step for longer than live.staleAfterSeconds",
+            view_stale.clone(),
+        );
+        registry.register(
+            "view_events",
+            "Watch events applied to the cluster view, by kind",
+            view_events.clone(),
+        );
+        registry.register(
+            "view_relists",
+            "Full lists of a kind (initial sync, 410 Gone, reconnect after an error)",
+            view_relists.clone(),
+        );
+        registry.register(
+            "view_publish_seconds",
+            "Time spent building and publishing views (divide by view_reloads for the mean)",
+            view_publish_seconds.clone(),
+        );
+        registry.register(
+            "view_age_seconds",
+            "How long the view may have been behind the cluster (0 while every watch is in step)",
+            view_age_seconds.clone(),
+        );
+        registry.register(
+            "view_assumed_bindings",
+            "Pods bound by kube-arbiter and not yet confirmed by the cluster source",
+            view_assumed_bindings.clone(),
         );
         registry.register(
             "tls_cert_not_after_seconds",
@@ -140,6 +182,12 @@ impl Metrics {
             view_reloads,
             view_reload_failures,
             view_ready,
+            view_stale,
+            view_events,
+            view_relists,
+            view_publish_seconds,
+            view_age_seconds,
+            view_assumed_bindings,
             tls_cert_not_after,
             tls_reloads,
             tls_reload_failures,
@@ -156,23 +204,45 @@ impl Metrics {
         let stats = view.stats();
         sync_counter(&self.view_reloads, stats.reloads);
         sync_counter(&self.view_reload_failures, stats.reload_failures);
-        match view.current() {
-            Some(snapshot) => {
-                self.view_ready.set(1);
-                for (kind, n) in snapshot.counts().by_kind() {
-                    self.view_objects
-                        .get_or_create(&KindLabel { kind: kind.into() })
-                        .set(n as i64);
-                }
-            }
-            None => {
-                self.view_ready.set(0);
+        self.render_sync(view);
+        self.view_ready.set(i64::from(view.is_ready()));
+        if let Some(snapshot) = view.current() {
+            for (kind, n) in snapshot.counts().by_kind() {
+                self.view_objects
+                    .get_or_create(&KindLabel { kind: kind.into() })
+                    .set(n as i64);
             }
         }
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = encode(&mut out, &self.registry);
         out
+    }
+}
+
+impl Metrics {
+    fn render_sync(&self, view: &ClusterView) {
+        let sync = view.sync_stats().read();
+        for (kind, n) in sync.events {
+            let label = KindLabel {
+                kind: kind.name().into(),
+            };
+            sync_counter(&self.view_events.get_or_create(&label), n);
+        }
+        for (kind, n) in sync.relists {
+            let label = KindLabel {
+                kind: kind.name().into(),
+            };
+            sync_counter(&self.view_relists.get_or_create(&label), n);
+        }
+        let behind = sync.publish_seconds - self.view_publish_seconds.get();
+        if behind > 0.0 {
+            self.view_publish_seconds.inc_by(behind);
+        }
+        self.view_age_seconds.set(sync.age.as_secs_f64());
+        self.view_stale.set(i64::from(view.is_stale()));
+        self.view_assumed_bindings
+            .set(view.assumed_bindings() as i64);
     }
 }
 
@@ -187,5 +257,37 @@ fn sync_counter(counter: &Counter<u64, AtomicU64>, total: u64) {
     let current = counter.get();
     if total > current {
         counter.inc_by(total - current);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::cluster::{Kind, Snapshot};
+
+    #[test]
+    fn sync_statistics_are_read_at_scrape_time() {
+        let view = ClusterView::new();
+        view.publish(Snapshot::default());
+        let stats = view.sync_stats();
+        stats.record_event(Kind::Pod);
+        stats.record_event(Kind::Pod);
+        stats.record_relist(Kind::Node);
+        stats.record_publish(Duration::from_millis(3));
+        view.set_stale(true);
+        let text = Metrics::new().render(&view);
+        for line in [
+            "kube_arbiter_view_events_total{kind=\"Pod\"} 2",
+            "kube_arbiter_view_relists_total{kind=\"Node\"} 1",
+            "kube_arbiter_view_publish_seconds_total 0.003",
+            "kube_arbiter_view_stale 1",
+            "kube_arbiter_view_ready 0",
+            "kube_arbiter_view_age_seconds 0.0",
+            "kube_arbiter_view_assumed_bindings 0",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
     }
 }

@@ -24,9 +24,17 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Ready once a cluster view is published; before that every policy answer
-/// would be a guess.
+/// Ready once a cluster view is published and its source is in step;
+/// before that every policy answer would be a guess, and while a watch is
+/// out of step too long kube-scheduler should know (its `ignorable` lets
+/// scheduling go on without us).
 async fn readyz(State(state): State<AppState>) -> Result<&'static str, ApiError> {
+    if state.view.is_stale() {
+        return Err(ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "cluster view is stale: a watch of the API server has been out of step too long",
+        ));
+    }
     state.snapshot().map(|_| "ok")
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::cluster::{ClusterView, Snapshot};
+use crate::cluster::{Binder, ClusterView, Snapshot};
 use crate::config::Config;
 use crate::server::error::ApiError;
 use crate::server::metrics::Metrics;
@@ -12,6 +12,9 @@ pub struct AppState {
     pub view: Arc<ClusterView>,
     pub config: Arc<Config>,
     pub metrics: Arc<Metrics>,
+    /// Where `/scheduler/bind` sends bindings: the API server (live) or
+    /// the view alone (`--cluster-state`).
+    pub binder: Binder,
 }
 
 impl AppState {
@@ -20,7 +23,14 @@ impl AppState {
             view,
             config: Arc::new(config),
             metrics: Arc::new(Metrics::new()),
+            binder: Binder::ViewOnly,
         }
+    }
+
+    /// Send bindings to the API server through `binder`.
+    pub fn with_binder(mut self, binder: Binder) -> Self {
+        self.binder = binder;
+        self
     }
 
     /// The current snapshot, or 503 before the first one is published.

@@ -1,0 +1,427 @@
+//! Incremental updates: a new snapshot from an old one and a few changes,
+//! sharing every part the changes did not touch. One pod change copies its
+//! namespace's pod list, the pod lists of its old and new node, one UID
+//! shard, and (only for pods with affinity terms) the affinity lists.
+
+use std::sync::Arc;
+
+use foldhash::HashSet;
+
+use super::indexes::{
+    namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
+    topology_domains_of,
+};
+use super::{Map, NodeIdx, NodeInfo, PodRef, Snapshot};
+use crate::model::{
+    MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
+};
+
+/// A pod to put into the view (`pod: Some`) or take out of it (`None`),
+/// named by namespace and name. A terminal pod is taken out.
+#[derive(Debug, Clone)]
+pub struct PodChange {
+    pub namespace: String,
+    pub name: String,
+    pub pod: Option<Arc<Pod>>,
+}
+
+impl PodChange {
+    pub fn upsert(pod: Arc<Pod>) -> Self {
+        Self {
+            namespace: pod.metadata.namespace.clone(),
+            name: pod.metadata.name.clone(),
+            pod: Some(pod),
+        }
+    }
+
+    pub fn delete(namespace: &str, name: &str) -> Self {
+        Self {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            pod: None,
+        }
+    }
+}
+
+fn ptr(pod: &Arc<Pod>) -> usize {
+    Arc::as_ptr(pod) as usize
+}
+
+impl Snapshot {
+    /// This snapshot with `changes` applied (the last change of a pod wins).
+    pub fn with_pod_changes(&self, changes: &[PodChange]) -> Snapshot {
+        // namespace → name → new version (None: gone).
+        let mut wanted: Map<&str, Map<&str, Option<&Arc<Pod>>>> = Map::default();
+        for c in changes {
+            let pod = c.pod.as_ref().filter(|p| !p.is_terminal());
+            wanted
+                .entry(c.namespace.as_str())
+                .or_default()
+                .insert(c.name.as_str(), pod);
+        }
+
+        let mut removed: Vec<PodRef> = Vec::new();
+        let mut added: Vec<PodRef> = Vec::new();
+        let mut by_namespace = (*self.pods_by_namespace).clone();
+        for (ns, mut names) in wanted {
+            let old = self.pods_in_namespace(ns);
+            let mut list: Vec<PodRef> = Vec::with_capacity(old.len() + names.len());
+            for r in old {
+                match names.remove(r.pod.metadata.name.as_str()) {
+                    None => list.push(r.clone()),
+                    Some(new) => {
+                        removed.push(r.clone());
+                        if let Some(pod) = new {
+                            let nr = self.pod_ref(pod);
+                            added.push(nr.clone());
+                            list.push(nr);
+                        }
+                    }
+                }
+            }
+            for pod in names.into_values().flatten() {
+                let nr = self.pod_ref(pod);
+                added.push(nr.clone());
+                list.push(nr);
+            }
+            if list.is_empty() {
+                by_namespace.remove(ns);
+            } else {
+                by_namespace.insert(ns.to_string(), list.into());
+            }
+        }
+
+        let removed_ptrs: HashSet<usize> = removed.iter().map(|r| ptr(&r.pod)).collect();
+        let touches_affinity = |f: fn(&Pod) -> bool| {
+            removed
+                .iter()
+                .chain(&added)
+                .any(|r| r.node.is_some() && f(&r.pod))
+        };
+        let with_affinity = if touches_affinity(Pod::has_pod_affinity_terms) {
+            refiltered(
+                &self.pods_with_affinity,
+                &removed_ptrs,
+                &added,
+                Pod::has_pod_affinity_terms,
+            )
+        } else {
+            self.pods_with_affinity.clone()
+        };
+        let with_required_anti = if touches_affinity(Pod::has_required_anti_affinity) {
+            refiltered(
+                &self.pods_with_required_anti_affinity,
+                &removed_ptrs,
+                &added,
+                Pod::has_required_anti_affinity,
+            )
+        } else {
+            self.pods_with_required_anti_affinity.clone()
+        };
+
+        Snapshot {
+            nodes: self.nodes_with_pods_moved(&removed, &added),
+            pods_by_namespace: Arc::new(by_namespace),
+            pods_with_affinity: with_affinity,
+            pods_with_required_anti_affinity: with_required_anti,
+            pod_by_uid: self
+                .pod_by_uid
+                .with_changes(removed.iter().map(|r| r.pod.metadata.uid.as_str()), &added),
+            pod_count: self.pod_count + added.len() - removed.len(),
+            ..self.clone()
+        }
+    }
+
+    fn pod_ref(&self, pod: &Arc<Pod>) -> PodRef {
+        PodRef {
+            node: node_of(&self.node_index, pod),
+            pod: pod.clone(),
+        }
+    }
+
+    /// The node list with `removed` pods taken off their nodes and `added`
+    /// ones put on theirs; untouched nodes share their pod lists.
+    fn nodes_with_pods_moved(&self, removed: &[PodRef], added: &[PodRef]) -> Arc<[NodeInfo]> {
+        let mut touched: Map<NodeIdx, (HashSet<usize>, Vec<Arc<Pod>>)> = Map::default();
+        for r in removed {
+            if let Some(i) = r.node {
+                touched.entry(i).or_default().0.insert(ptr(&r.pod));
+            }
+        }
+        for r in added {
+            if let Some(i) = r.node {
+                touched.entry(i).or_default().1.push(r.pod.clone());
+            }
+        }
+        if touched.is_empty() {
+            return self.nodes.clone();
+        }
+        let mut nodes = self.nodes.to_vec();
+        for (i, (gone, new)) in touched {
+            let info = &mut nodes[i as usize];
+            let pods: Vec<Arc<Pod>> = info
+                .pods
+                .iter()
+                .filter(|p| !gone.contains(&ptr(p)))
+                .cloned()
+                .chain(new)
+                .collect();
+            info.pods = pods.into();
+        }
+        nodes.into()
+    }
+
+    /// This snapshot with some nodes' objects replaced, when every one of
+    /// them is already in the view; `None` when a node is new (indexes of
+    /// all nodes shift, so the caller rebuilds).
+    pub fn with_node_changes(&self, changed: &[Arc<Node>]) -> Option<Snapshot> {
+        let mut nodes = self.nodes.to_vec();
+        let mut labels_changed = false;
+        for node in changed {
+            let i = self.node_idx(&node.metadata.name)?;
+            let info = &mut nodes[i as usize];
+            labels_changed |= info.node.metadata.labels != node.metadata.labels;
+            info.node = node.clone();
+        }
+        let topology_domains = if labels_changed {
+            let all: Vec<Arc<Node>> = nodes.iter().map(|n| n.node.clone()).collect();
+            Arc::new(topology_domains_of(&all))
+        } else {
+            self.topology_domains.clone()
+        };
+        Some(Snapshot {
+            nodes: nodes.into(),
+            topology_domains,
+            ..self.clone()
+        })
+    }
+
+    pub fn with_namespaces(&self, namespaces: Vec<Arc<Namespace>>) -> Snapshot {
+        Snapshot {
+            namespaces: Arc::new(namespaces_by_name(namespaces)),
+            ..self.clone()
+        }
+    }
+
+    pub fn with_pdbs(&self, pdbs: Vec<Arc<PodDisruptionBudget>>) -> Snapshot {
+        Snapshot {
+            pdbs_by_namespace: Arc::new(pdbs_by_namespace(pdbs)),
+            ..self.clone()
+        }
+    }
+
+    pub fn with_priority_classes(&self, classes: Vec<Arc<PriorityClass>>) -> Snapshot {
+        Snapshot {
+            priority_classes: Arc::new(priority_classes_by_name(classes)),
+            ..self.clone()
+        }
+    }
+
+    pub fn with_owners(
+        &self,
+        services: Vec<Arc<MapSelectorOwner>>,
+        replica_sets: Vec<Arc<SelectorOwner>>,
+        stateful_sets: Vec<Arc<SelectorOwner>>,
+        replication_controllers: Vec<Arc<MapSelectorOwner>>,
+    ) -> Snapshot {
+        Snapshot {
+            owners_by_namespace: Arc::new(owners_by_namespace(
+                services,
+                replica_sets,
+                stateful_sets,
+                replication_controllers,
+            )),
+            ..self.clone()
+        }
+    }
+}
+
+/// `list` without the `removed` pods, plus the bound `added` pods that pass
+/// `keep`.
+fn refiltered(
+    list: &[PodRef],
+    removed: &HashSet<usize>,
+    added: &[PodRef],
+    keep: fn(&Pod) -> bool,
+) -> Arc<[PodRef]> {
+    list.iter()
+        .filter(|r| !removed.contains(&ptr(&r.pod)))
+        .chain(added.iter().filter(|r| r.node.is_some() && keep(&r.pod)))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::ClusterObjects;
+
+    fn node(name: &str, zone: &str) -> Node {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"zone": zone}}
+        }))
+        .unwrap()
+    }
+
+    fn pod(ns: &str, name: &str, node: &str, anti: bool) -> Pod {
+        let mut v = serde_json::json!({
+            "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}")},
+            "spec": {"nodeName": node},
+            "status": {"phase": "Running"}
+        });
+        if anti {
+            v["spec"]["affinity"] = serde_json::json!({"podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}]}});
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// Everything a policy can ask, in a comparable form.
+    fn answers(s: &Snapshot) -> String {
+        let mut out = Vec::new();
+        for n in s.nodes() {
+            let mut pods: Vec<_> = n.pods.iter().map(|p| p.metadata.key()).collect();
+            pods.sort();
+            out.push(format!("node {} {:?}", n.node.name(), pods));
+        }
+        let mut nss: Vec<_> = s
+            .namespaces_with_pods()
+            .map(|(ns, pods)| {
+                let mut v: Vec<_> = pods
+                    .iter()
+                    .map(|r| (r.pod.metadata.name.clone(), r.node))
+                    .collect();
+                v.sort();
+                format!("ns {ns} {v:?}")
+            })
+            .collect();
+        nss.sort();
+        out.extend(nss);
+        for list in [s.pods_with_affinity(), s.pods_with_required_anti_affinity()] {
+            let mut v: Vec<_> = list
+                .iter()
+                .map(|r| (r.pod.metadata.key(), r.node))
+                .collect();
+            v.sort();
+            out.push(format!("aff {v:?}"));
+        }
+        for (_, pods) in s.namespaces_with_pods() {
+            for r in pods {
+                let by_uid = s.pod_by_uid(&r.pod.metadata.uid).unwrap();
+                assert!(Arc::ptr_eq(&by_uid.pod, &r.pod));
+                assert_eq!(by_uid.node, r.node);
+            }
+        }
+        out.push(format!("{:?}", s.counts()));
+        out.push(format!("{:?}", s.topology_domains("zone")));
+        out.join("\n")
+    }
+
+    fn base_objects() -> ClusterObjects {
+        ClusterObjects {
+            nodes: vec![node("a", "z1"), node("b", "z1"), node("c", "z2")],
+            pods: vec![
+                pod("shop", "web-1", "a", true),
+                pod("shop", "web-2", "b", false),
+                pod("shop", "pending", "", false),
+                pod("db", "pg-0", "c", false),
+            ],
+            ..Default::default()
+        }
+    }
+
+    /// Applying changes to a snapshot answers exactly like building the
+    /// changed objects from scratch.
+    fn check(changes: Vec<PodChange>, final_pods: Vec<Pod>) {
+        let before = Snapshot::build(base_objects());
+        let incremental = before.with_pod_changes(&changes);
+        let rebuilt = Snapshot::build(ClusterObjects {
+            pods: final_pods,
+            ..base_objects()
+        });
+        assert_eq!(answers(&incremental), answers(&rebuilt));
+        // The old snapshot is untouched.
+        assert_eq!(answers(&before), answers(&Snapshot::build(base_objects())));
+    }
+
+    #[test]
+    fn binding_a_pending_pod_moves_it_onto_its_node() {
+        check(
+            vec![PodChange::upsert(Arc::new(pod(
+                "shop", "pending", "c", true,
+            )))],
+            vec![
+                pod("shop", "web-1", "a", true),
+                pod("shop", "web-2", "b", false),
+                pod("shop", "pending", "c", true),
+                pod("db", "pg-0", "c", false),
+            ],
+        );
+    }
+
+    #[test]
+    fn deleting_the_last_pod_of_a_namespace_drops_the_namespace() {
+        check(
+            vec![PodChange::delete("db", "pg-0")],
+            vec![
+                pod("shop", "web-1", "a", true),
+                pod("shop", "web-2", "b", false),
+                pod("shop", "pending", "", false),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_new_pod_in_a_new_namespace_is_indexed_everywhere() {
+        let mut pods = base_objects().pods;
+        pods.push(pod("new", "x", "b", true));
+        check(
+            vec![PodChange::upsert(Arc::new(pod("new", "x", "b", true)))],
+            pods,
+        );
+    }
+
+    #[test]
+    fn a_pod_that_finished_leaves_the_view() {
+        let mut done = pod("shop", "web-2", "b", false);
+        done.status.phase = "Succeeded".into();
+        check(
+            vec![PodChange::upsert(Arc::new(done))],
+            vec![
+                pod("shop", "web-1", "a", true),
+                pod("shop", "pending", "", false),
+                pod("db", "pg-0", "c", false),
+            ],
+        );
+    }
+
+    #[test]
+    fn the_last_change_of_a_pod_in_a_batch_wins() {
+        check(
+            vec![
+                PodChange::delete("shop", "web-1"),
+                PodChange::upsert(Arc::new(pod("shop", "web-1", "c", false))),
+            ],
+            vec![
+                pod("shop", "web-1", "c", false),
+                pod("shop", "web-2", "b", false),
+                pod("shop", "pending", "", false),
+                pod("db", "pg-0", "c", false),
+            ],
+        );
+    }
+
+    #[test]
+    fn node_label_changes_update_topology_domains() {
+        let s = Snapshot::build(base_objects());
+        let s2 = s.with_node_changes(&[Arc::new(node("b", "z2"))]).unwrap();
+        let zones = s2.topology_domains("zone").unwrap();
+        assert_eq!((zones["z1"], zones["z2"]), (1, 2));
+        assert_eq!(s2.node("b").unwrap().pods.len(), 1);
+        assert!(
+            s.with_node_changes(&[Arc::new(node("new", "z1"))])
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,397 @@
+//! The live source against an in-process API server that speaks the real
+//! protocol: initial sync gates readiness, watch events reach the view,
+//! 410 Gone and cut connections recover without losing changes, a kind out
+//! of step too long makes the view stale, and the bind verb assumes pods.
+
+#[path = "support/fake_apiserver.rs"]
+mod fake_apiserver;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::Request;
+use fake_apiserver::FakeApiServer;
+use kube_arbiter::cluster::live::{self, LiveSource};
+use kube_arbiter::cluster::{ClusterView, Kind, Snapshot};
+use kube_arbiter::config::{Config, LiveSettings};
+use kube_arbiter::server::AppState;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+fn node(name: &str, zone: &str) -> Value {
+    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
+           "labels": {"topology.kubernetes.io/zone": zone}},
+           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+}
+
+fn pod(ns: &str, name: &str, node: &str) -> Value {
+    json!({"metadata": {"name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}"),
+           "labels": {"app": "web"},
+           "managedFields": [{"manager": "kube-controller-manager", "fieldsV1": {"f:spec": {}}}]},
+           "spec": {"nodeName": node, "containers": [{"name": "c",
+                    "resources": {"requests": {"cpu": "100m"}}}]},
+           "status": {"phase": if node.is_empty() { "Pending" } else { "Running" }}})
+}
+
+fn settings() -> LiveSettings {
+    LiveSettings {
+        assume_ttl_seconds: 30,
+        stale_after_seconds: 1,
+        publish_interval_millis: 2,
+    }
+}
+
+/// A server with two nodes, a namespace and pods on and off the nodes.
+async fn cluster() -> FakeApiServer {
+    let api = FakeApiServer::start().await;
+    api.load("Node", [node("n1", "z1"), node("n2", "z2")]);
+    api.load(
+        "Namespace",
+        [json!({"metadata": {"name": "shop", "labels": {"team": "a"}}})],
+    );
+    api.load(
+        "Pod",
+        [
+            pod("shop", "web-1", "n1"),
+            pod("shop", "web-2", "n2"),
+            pod("shop", "pending", ""),
+        ],
+    );
+    api.load(
+        "PriorityClass",
+        [json!({"metadata": {"name": "high"}, "value": 1000})],
+    );
+    api.load(
+        "PodDisruptionBudget",
+        [json!({"metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"selector": {"matchLabels": {"app": "web"}}},
+                "status": {"disruptionsAllowed": 1}})],
+    );
+    api.load(
+        "Service",
+        [json!({"metadata": {"name": "web", "namespace": "shop"}, "spec": {"selector": {"app": "web"}}})],
+    );
+    api.load(
+        "ReplicaSet",
+        [json!({"metadata": {"name": "web-abc", "namespace": "shop"},
+                "spec": {"selector": {"matchLabels": {"app": "web"}}}})],
+    );
+    api
+}
+
+async fn start(api: &FakeApiServer, view: &Arc<ClusterView>, s: &LiveSettings) -> LiveSource {
+    live::start(Some(api.kubeconfig().to_path_buf()), view.clone(), s)
+        .await
+        .unwrap()
+}
+
+/// Poll `f` until it holds; fail after a generous bound (never asserts on
+/// how long it took).
+async fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    for _ in 0..2000 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+fn snap(view: &ClusterView) -> Arc<Snapshot> {
+    view.current().expect("view is published")
+}
+
+fn node_of(view: &ClusterView, ns: &str, name: &str) -> Option<String> {
+    let s = view.current()?;
+    let r = s.pod(ns, name)?;
+    r.node
+        .map(|i| s.nodes()[i as usize].node.name().to_string())
+}
+
+async fn synced(api: &FakeApiServer, s: LiveSettings) -> (Arc<ClusterView>, LiveSource) {
+    let view = Arc::new(ClusterView::new());
+    let source = start(api, &view, &s).await;
+    eventually("the view is ready", || view.is_ready()).await;
+    (view, source)
+}
+
+#[tokio::test]
+async fn readiness_waits_for_every_kinds_initial_list() {
+    let api = cluster().await;
+    api.set_unavailable("StatefulSet", true);
+    let view = Arc::new(ClusterView::new());
+    let _source = start(&api, &view, &settings()).await;
+    let statefulset_lists = || {
+        api.requests()
+            .iter()
+            .filter(|r| r.starts_with("GET /apis/apps/v1/statefulsets?") && !r.contains("watch="))
+            .count()
+    };
+    eventually("StatefulSets were asked for twice", || {
+        statefulset_lists() >= 2
+    })
+    .await;
+    assert!(!view.is_ready(), "one kind is not listed yet");
+    assert!(view.current().is_none());
+
+    api.set_unavailable("StatefulSet", false);
+    eventually("the view is ready", || view.is_ready()).await;
+    let s = snap(&view);
+    let c = s.counts();
+    assert_eq!((c.nodes, c.pods, c.namespaces, c.pdbs), (2, 3, 1, 1));
+    assert_eq!((c.priority_classes, c.services, c.replica_sets), (1, 1, 1));
+    assert_eq!(node_of(&view, "shop", "web-1").as_deref(), Some("n1"));
+    assert_eq!(s.namespace_labels("shop").unwrap()["team"], "a");
+    assert_eq!(s.priority_class("high").unwrap().value, 1000);
+}
+
+#[tokio::test]
+async fn watch_events_change_what_the_view_answers() {
+    let api = cluster().await;
+    let (view, _source) = synced(&api, settings()).await;
+
+    api.apply("Pod", pod("shop", "web-3", "n2"));
+    eventually("the added pod is on n2", || {
+        node_of(&view, "shop", "web-3").as_deref() == Some("n2")
+    })
+    .await;
+    assert_eq!(snap(&view).node("n2").unwrap().pods.len(), 2);
+
+    api.apply("Pod", pod("shop", "pending", "n1"));
+    eventually("the pending pod is bound to n1", || {
+        node_of(&view, "shop", "pending").as_deref() == Some("n1")
+    })
+    .await;
+
+    api.delete("Pod", "shop", "web-1");
+    eventually("the deleted pod is gone", || {
+        snap(&view).pod("shop", "web-1").is_none()
+    })
+    .await;
+    assert!(snap(&view).pod_by_uid("uid-shop-web-1").is_none());
+
+    let mut done = pod("shop", "web-2", "n2");
+    done["status"]["phase"] = json!("Succeeded");
+    api.apply("Pod", done);
+    eventually("the finished pod left the view", || {
+        snap(&view).pod("shop", "web-2").is_none()
+    })
+    .await;
+
+    api.apply("Node", node("n3", "z3"));
+    eventually("the new node is in the view", || {
+        snap(&view).node("n3").is_some()
+    })
+    .await;
+    assert_eq!(
+        snap(&view)
+            .topology_domains("topology.kubernetes.io/zone")
+            .unwrap()
+            .len(),
+        3
+    );
+    api.apply(
+        "PriorityClass",
+        json!({"metadata": {"name": "low"}, "value": 1}),
+    );
+    eventually("the new PriorityClass is in the view", || {
+        snap(&view).priority_class("low").is_some()
+    })
+    .await;
+    let events = view.sync_stats().read().events;
+    assert!(events[Kind::Pod as usize].1 >= 4, "{events:?}");
+}
+
+#[tokio::test]
+async fn gone_410_relists_and_loses_no_change() {
+    let api = cluster().await;
+    let (view, _source) = synced(&api, settings()).await;
+    let relists_before = view.sync_stats().read().relists[Kind::Pod as usize].1;
+
+    // Changes no watch hears of, then history is compacted and the
+    // connections drop: resuming from the old version must get 410.
+    api.apply_unannounced("Pod", pod("shop", "pending", "n2"));
+    api.delete_unannounced("Pod", "shop", "web-1");
+    api.apply_unannounced("Pod", pod("shop", "web-9", "n1"));
+    api.compact();
+    api.cut_watches();
+
+    eventually("the relisted view has every change", || {
+        node_of(&view, "shop", "pending").as_deref() == Some("n2")
+            && snap(&view).pod("shop", "web-1").is_none()
+            && node_of(&view, "shop", "web-9").as_deref() == Some("n1")
+    })
+    .await;
+    let relists = view.sync_stats().read().relists[Kind::Pod as usize].1;
+    assert!(relists > relists_before, "pods were relisted");
+    assert_eq!(snap(&view).counts().pods, 3);
+}
+
+#[tokio::test]
+async fn a_cut_watch_reconnects_and_keeps_delivering() {
+    let api = cluster().await;
+    let (view, _source) = synced(&api, settings()).await;
+    api.cut_watches();
+    api.apply("Pod", pod("shop", "after-cut", "n1"));
+    eventually("the change after the cut arrives", || {
+        node_of(&view, "shop", "after-cut").as_deref() == Some("n1")
+    })
+    .await;
+    assert!(view.is_ready());
+}
+
+#[tokio::test]
+async fn a_kind_out_of_step_too_long_makes_the_view_stale() {
+    let api = cluster().await;
+    let (view, _source) = synced(&api, settings()).await;
+    api.set_unavailable("Pod", true);
+    eventually("the view is stale", || view.is_stale()).await;
+    assert!(!view.is_ready(), "/readyz fails while stale");
+    assert!(view.current().is_some(), "the last view still answers");
+    assert!(view.sync_stats().read().age > Duration::ZERO);
+
+    api.set_unavailable("Pod", false);
+    api.apply("Pod", pod("shop", "back", "n2"));
+    eventually("the view is fresh and has the change", || {
+        view.is_ready() && node_of(&view, "shop", "back").is_some()
+    })
+    .await;
+    assert_eq!(view.sync_stats().read().age, Duration::ZERO);
+}
+
+async fn bind(state: &AppState, body: Value) -> Value {
+    let app = kube_arbiter::api::scheduler_routes().with_state(state.clone());
+    let response = app
+        .oneshot(
+            Request::post("/scheduler/bind")
+                .header("content-type", "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn app_state(view: &Arc<ClusterView>, source: &LiveSource, live: LiveSettings) -> AppState {
+    let config = Config {
+        live,
+        ..Config::default()
+    };
+    AppState::new(view.clone(), config).with_binder(source.binder())
+}
+
+#[tokio::test]
+async fn a_bound_pod_is_on_its_node_before_any_watch_event() {
+    let api = cluster().await;
+    let (view, source) = synced(&api, settings()).await;
+    let state = app_state(&view, &source, settings());
+    api.pause_events();
+
+    let answer = bind(
+        &state,
+        json!({"PodName": "pending", "PodNamespace": "shop", "PodUID": "uid-shop-pending", "Node": "n2"}),
+    )
+    .await;
+    assert_eq!(answer, json!({"Error": ""}));
+    assert_eq!(node_of(&view, "shop", "pending").as_deref(), Some("n2"));
+    assert_eq!(view.assumed_bindings(), 1);
+    let sent = api.bindings();
+    assert_eq!(sent[0]["target"]["name"], "n2");
+    assert_eq!(sent[0]["metadata"]["uid"], "uid-shop-pending");
+
+    api.resume_events();
+    eventually("the watch confirmed the binding", || {
+        view.assumed_bindings() == 0
+    })
+    .await;
+    assert_eq!(node_of(&view, "shop", "pending").as_deref(), Some("n2"));
+    assert_eq!(snap(&view).node("n2").unwrap().pods.len(), 2);
+}
+
+#[tokio::test]
+async fn a_refused_binding_leaves_no_phantom_pod() {
+    let api = cluster().await;
+    let (view, source) = synced(&api, settings()).await;
+    let state = app_state(&view, &source, settings());
+    api.fail_bindings(Some((
+        409,
+        "pod pending is already assigned to node \"n1\"",
+    )));
+
+    let answer = bind(
+        &state,
+        json!({"podName": "pending", "podNamespace": "shop", "node": "n2"}),
+    )
+    .await;
+    assert_eq!(
+        answer,
+        json!({"Error": "pod pending is already assigned to node \"n1\""})
+    );
+    assert_eq!(node_of(&view, "shop", "pending"), None);
+    assert_eq!(view.assumed_bindings(), 0);
+    assert_eq!(snap(&view).node("n2").unwrap().pods.len(), 1);
+}
+
+#[tokio::test]
+async fn an_unconfirmed_assumption_expires() {
+    let api = cluster().await;
+    let live = LiveSettings {
+        assume_ttl_seconds: 1,
+        ..settings()
+    };
+    let (view, source) = synced(&api, live.clone()).await;
+    let state = app_state(&view, &source, live);
+    api.pause_events();
+
+    let answer = bind(
+        &state,
+        json!({"PodName": "pending", "PodNamespace": "shop", "Node": "n1"}),
+    )
+    .await;
+    assert_eq!(answer["Error"], "");
+    assert_eq!(node_of(&view, "shop", "pending").as_deref(), Some("n1"));
+    eventually("the assumption expired", || view.assumed_bindings() == 0).await;
+    assert_eq!(node_of(&view, "shop", "pending"), None);
+}
+
+#[tokio::test]
+async fn without_a_reachable_api_server_the_error_points_to_cluster_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let view = Arc::new(ClusterView::new());
+    let err = live::start(Some(missing), view.clone(), &settings())
+        .await
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("--cluster-state"), "{err}");
+
+    // A kubeconfig naming a port nobody listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\n\
+             users:\n- name: u\n  user: {{}}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n\
+             current-context: c\n"
+        ),
+    )
+    .unwrap();
+    let err = live::start(Some(kc), view, &settings())
+        .await
+        .err()
+        .unwrap();
+    let text = err.to_string();
+    assert!(
+        text.contains("cannot reach") && text.contains("--cluster-state"),
+        "{text}"
+    );
+}

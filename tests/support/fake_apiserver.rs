@@ -1,0 +1,595 @@
+//! An in-process HTTP server that speaks the Kubernetes API protocol for
+//! the kinds kube-arbiter watches, so the real kube-rs client can be tested
+//! against it: paginated lists with a resourceVersion, `?watch=true`
+//! streams of ADDED/MODIFIED/DELETED/BOOKMARK events resumed from a
+//! resourceVersion, `410 Gone` (an ERROR event carrying a Status) for a
+//! version older than the retained history, and the `pods/binding`
+//! subresource. Tests drive it: change objects, pause event delivery,
+//! compact history, cut watch connections, make a kind unavailable, refuse
+//! bindings.
+#![allow(dead_code)] // each test binary uses a different part of it
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+/// A collection the server serves: URL path, apiVersion, kind.
+pub const RESOURCES: [(&str, &str, &str); 9] = [
+    ("/api/v1/nodes", "v1", "Node"),
+    ("/api/v1/pods", "v1", "Pod"),
+    ("/api/v1/namespaces", "v1", "Namespace"),
+    (
+        "/apis/policy/v1/poddisruptionbudgets",
+        "policy/v1",
+        "PodDisruptionBudget",
+    ),
+    (
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+        "scheduling.k8s.io/v1",
+        "PriorityClass",
+    ),
+    ("/api/v1/services", "v1", "Service"),
+    ("/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet"),
+    ("/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet"),
+    (
+        "/api/v1/replicationcontrollers",
+        "v1",
+        "ReplicationController",
+    ),
+];
+
+type Items = Arc<BTreeMap<String, Arc<str>>>;
+
+#[derive(Default)]
+struct Collection {
+    items: Items,
+    /// (resourceVersion, event line) still replayable to a resuming watch.
+    history: VecDeque<(u64, Arc<str>)>,
+    /// A watch from a version below this gets 410 Gone.
+    oldest_resumable: u64,
+    unavailable: bool,
+}
+
+#[derive(Default)]
+struct Inner {
+    rv: u64,
+    collections: HashMap<&'static str, Collection>,
+    /// Consistent list snapshots being paged through: token → (rv, items).
+    pages: HashMap<u64, (u64, Items)>,
+    next_token: u64,
+    paused: bool,
+    held: Vec<(&'static str, u64, Arc<str>)>,
+    binding_failure: Option<(u16, String)>,
+    bindings: Vec<Value>,
+    requests: Vec<String>,
+}
+
+#[derive(Clone)]
+struct Shared {
+    inner: Arc<Mutex<Inner>>,
+    /// (collection, resourceVersion, event line) to live watches.
+    events: broadcast::Sender<(&'static str, u64, Arc<str>)>,
+    /// Ends every open watch stream when sent to.
+    cut: broadcast::Sender<()>,
+}
+
+pub struct FakeApiServer {
+    shared: Shared,
+    pub addr: SocketAddr,
+    kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeApiServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn collection_of(kind: &str) -> &'static str {
+    RESOURCES
+        .iter()
+        .find(|(_, _, k)| *k == kind)
+        .map(|(p, _, _)| *p)
+        .unwrap_or_else(|| panic!("fake API server does not serve {kind}"))
+}
+
+fn key_of(obj: &Value) -> String {
+    let m = &obj["metadata"];
+    format!(
+        "{}/{}",
+        m["namespace"].as_str().unwrap_or(""),
+        m["name"].as_str().unwrap_or("")
+    )
+}
+
+fn status(code: u16, reason: &str, message: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+           "status": "Failure", "message": message, "reason": reason, "code": code})
+}
+
+fn json_response(code: u16, body: &Value) -> Response {
+    (
+        StatusCode::from_u16(code).unwrap(),
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+impl FakeApiServer {
+    pub async fn start() -> Self {
+        let (events, _) = broadcast::channel(1 << 16);
+        let (cut, _) = broadcast::channel(16);
+        let mut inner = Inner::default();
+        for (path, _, _) in RESOURCES {
+            inner.collections.insert(path, Collection::default());
+        }
+        let shared = Shared {
+            inner: Arc::new(Mutex::new(inner)),
+            events,
+            cut,
+        };
+        let app = axum::Router::new()
+            .fallback(handle)
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://{addr}\n\
+                 users:\n- name: tester\n  user: {{}}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: tester\n\
+                 current-context: fake\n"
+            ),
+        )
+        .unwrap();
+        FakeApiServer {
+            shared,
+            addr,
+            kubeconfig,
+            _dir: dir,
+            task,
+        }
+    }
+
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.shared.inner.lock().unwrap()
+    }
+
+    /// Create or replace an object of `kind`, and tell the watches (unless
+    /// event delivery is paused).
+    pub fn apply(&self, kind: &str, obj: Value) {
+        let path = collection_of(kind);
+        let mut inner = self.lock();
+        let exists = inner.collections[path].items.contains_key(&key_of(&obj));
+        let kind_event = if exists { "MODIFIED" } else { "ADDED" };
+        store(&mut inner, &self.shared, path, kind_event, obj, true);
+    }
+
+    pub fn delete(&self, kind: &str, namespace: &str, name: &str) {
+        let path = collection_of(kind);
+        let mut inner = self.lock();
+        let key = format!("{namespace}/{name}");
+        let Some(old) = inner.collections[path].items.get(&key).cloned() else {
+            return;
+        };
+        let obj: Value = serde_json::from_str(&old).unwrap();
+        store(&mut inner, &self.shared, path, "DELETED", obj, true);
+    }
+
+    /// Change an object without any watch ever hearing of it, as if the
+    /// event was lost to history compaction.
+    pub fn apply_unannounced(&self, kind: &str, obj: Value) {
+        let path = collection_of(kind);
+        let mut inner = self.lock();
+        store(&mut inner, &self.shared, path, "MODIFIED", obj, false);
+    }
+
+    pub fn delete_unannounced(&self, kind: &str, namespace: &str, name: &str) {
+        let path = collection_of(kind);
+        let mut inner = self.lock();
+        let key = format!("{namespace}/{name}");
+        let Some(old) = inner.collections[path].items.get(&key).cloned() else {
+            return;
+        };
+        let obj: Value = serde_json::from_str(&old).unwrap();
+        store(&mut inner, &self.shared, path, "DELETED", obj, false);
+    }
+
+    /// Load many objects at once (no events; for initial state).
+    pub fn load(&self, kind: &str, objs: impl IntoIterator<Item = Value>) {
+        let path = collection_of(kind);
+        let mut inner = self.lock();
+        for obj in objs {
+            store(&mut inner, &self.shared, path, "ADDED", obj, false);
+        }
+    }
+
+    /// Forget all history: a watch resuming from any version seen so far
+    /// gets 410 Gone.
+    pub fn compact(&self) {
+        let mut inner = self.lock();
+        inner.rv += 1;
+        let rv = inner.rv;
+        for c in inner.collections.values_mut() {
+            c.history.clear();
+            c.oldest_resumable = rv;
+        }
+    }
+
+    /// End every open watch stream (the client reconnects).
+    pub fn cut_watches(&self) {
+        let _ = self.shared.cut.send(());
+    }
+
+    /// Hold back watch events until [`FakeApiServer::resume_events`].
+    pub fn pause_events(&self) {
+        self.lock().paused = true;
+    }
+
+    pub fn resume_events(&self) {
+        let mut inner = self.lock();
+        inner.paused = false;
+        for (path, rv, line) in std::mem::take(&mut inner.held) {
+            publish(&mut inner, &self.shared, path, rv, line);
+        }
+    }
+
+    /// While unavailable, lists and watches of `kind` answer 500 and open
+    /// watches of it end.
+    pub fn set_unavailable(&self, kind: &str, unavailable: bool) {
+        let path = collection_of(kind);
+        self.lock().collections.get_mut(path).unwrap().unavailable = unavailable;
+        if unavailable {
+            self.cut_watches();
+        }
+    }
+
+    /// Answer bindings with this status code and message (None: succeed).
+    pub fn fail_bindings(&self, failure: Option<(u16, &str)>) {
+        self.lock().binding_failure = failure.map(|(c, m)| (c, m.to_string()));
+    }
+
+    /// Binding bodies received so far.
+    pub fn bindings(&self) -> Vec<Value> {
+        self.lock().bindings.clone()
+    }
+
+    /// Requests received so far, as "METHOD path?query".
+    pub fn requests(&self) -> Vec<String> {
+        self.lock().requests.clone()
+    }
+
+    pub fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Value> {
+        let path = collection_of(kind);
+        let inner = self.lock();
+        inner.collections[path]
+            .items
+            .get(&format!("{namespace}/{name}"))
+            .map(|s| serde_json::from_str(s).unwrap())
+    }
+}
+
+/// Give `obj` the next resourceVersion, store it, and (if `announce`)
+/// record and send its watch event.
+fn store(
+    inner: &mut Inner,
+    shared: &Shared,
+    path: &'static str,
+    event_type: &str,
+    mut obj: Value,
+    announce: bool,
+) {
+    inner.rv += 1;
+    let rv = inner.rv;
+    obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+    let key = key_of(&obj);
+    let text: Arc<str> = obj.to_string().into();
+    let c = inner.collections.get_mut(path).unwrap();
+    let items = Arc::make_mut(&mut c.items);
+    if event_type == "DELETED" {
+        items.remove(&key);
+    } else {
+        items.insert(key, text);
+    }
+    if !announce {
+        return;
+    }
+    let line: Arc<str> = format!("{}\n", json!({"type": event_type, "object": obj})).into();
+    if inner.paused {
+        inner.held.push((path, rv, line));
+    } else {
+        publish(inner, shared, path, rv, line);
+    }
+}
+
+fn publish(inner: &mut Inner, shared: &Shared, path: &'static str, rv: u64, line: Arc<str>) {
+    let c = inner.collections.get_mut(path).unwrap();
+    c.history.push_back((rv, line.clone()));
+    let _ = shared.events.send((path, rv, line));
+}
+
+async fn handle(State(shared): State<Shared>, req: Request) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let query: HashMap<String, String> = req
+        .uri()
+        .query()
+        .map(|q| {
+            url_pairs(q)
+                .into_iter()
+                .collect::<HashMap<String, String>>()
+        })
+        .unwrap_or_default();
+    shared.inner.lock().unwrap().requests.push(format!(
+        "{method} {path}?{}",
+        req.uri().query().unwrap_or("")
+    ));
+    if path == "/version" {
+        return json_response(
+            200,
+            &json!({"major": "1", "minor": "34", "gitVersion": "v1.34.0-fake",
+                    "gitCommit": "", "gitTreeState": "", "buildDate": "",
+                    "goVersion": "", "compiler": "", "platform": "linux/amd64"}),
+        );
+    }
+    if method == Method::POST {
+        let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        return bind(&shared, &path, &body);
+    }
+    let Some((coll, api_version, kind)) = RESOURCES.iter().find(|(p, _, _)| *p == path) else {
+        return json_response(404, &status(404, "NotFound", &format!("no route {path}")));
+    };
+    if shared.inner.lock().unwrap().collections[coll].unavailable {
+        // 500, not 503: kube-client retries 503s itself for a long while.
+        return json_response(
+            500,
+            &status(500, "InternalError", "etcdserver: request timed out"),
+        );
+    }
+    if query.get("watch").is_some_and(|w| w == "true" || w == "1") {
+        watch(&shared, coll, api_version, kind, &query)
+    } else {
+        list(&shared, coll, api_version, kind, &query)
+    }
+}
+
+fn url_pairs(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (k.to_string(), v.replace("%2F", "/").replace("%3A", ":"))
+        })
+        .collect()
+}
+
+fn list(
+    shared: &Shared,
+    coll: &'static str,
+    api_version: &str,
+    kind: &str,
+    query: &HashMap<String, String>,
+) -> Response {
+    let limit: usize = query
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .filter(|l| *l > 0)
+        .unwrap_or(usize::MAX);
+    let mut inner = shared.inner.lock().unwrap();
+    // continue = "<token>:<last key>"
+    let (token, rv, items, after) = match query.get("continue").filter(|c| !c.is_empty()) {
+        Some(c) => {
+            let (t, after) = c.split_once(':').unwrap();
+            let t: u64 = t.parse().unwrap();
+            let (rv, items) = inner.pages[&t].clone();
+            (t, rv, items, Some(after.to_string()))
+        }
+        None => {
+            inner.next_token += 1;
+            let t = inner.next_token;
+            let rv = inner.rv;
+            let items = inner.collections[coll].items.clone();
+            inner.pages.insert(t, (rv, items.clone()));
+            (t, rv, items, None)
+        }
+    };
+    drop(inner);
+    let range: Box<dyn Iterator<Item = (&String, &Arc<str>)>> = match &after {
+        Some(a) => Box::new(
+            items.range::<String, _>((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)),
+        ),
+        None => Box::new(items.iter()),
+    };
+    let mut body = String::with_capacity(1 << 16);
+    body.push_str(&format!(
+        r#"{{"kind":"{kind}List","apiVersion":"{api_version}","metadata":{{"resourceVersion":"{rv}""#
+    ));
+    let mut page = String::new();
+    let mut last = None;
+    let mut more = false;
+    for (n, (k, v)) in range.enumerate() {
+        if n == limit {
+            more = true;
+            break;
+        }
+        if n > 0 {
+            page.push(',');
+        }
+        page.push_str(v);
+        last = Some(k.clone());
+    }
+    if more {
+        body.push_str(&format!(r#","continue":"{token}:{}""#, last.unwrap()));
+    } else {
+        shared.inner.lock().unwrap().pages.remove(&token);
+    }
+    body.push_str(r#"},"items":["#);
+    body.push_str(&page);
+    body.push_str("]}");
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+fn watch(
+    shared: &Shared,
+    coll: &'static str,
+    api_version: &str,
+    kind: &str,
+    query: &HashMap<String, String>,
+) -> Response {
+    let from: u64 = query
+        .get("resourceVersion")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let bookmarks = query
+        .get("allowWatchBookmarks")
+        .is_some_and(|b| b == "true");
+    // Subscribe before reading history so nothing falls between the two.
+    let mut live = shared.events.subscribe();
+    let mut cut = shared.cut.subscribe();
+    let inner = shared.inner.lock().unwrap();
+    let c = &inner.collections[coll];
+    if from < c.oldest_resumable {
+        let gone = status(
+            410,
+            "Expired",
+            &format!("too old resource version: {from} ({})", c.oldest_resumable),
+        );
+        let line = format!("{}\n", json!({"type": "ERROR", "object": gone}));
+        drop(inner);
+        return Response::builder()
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(line))
+            .unwrap();
+    }
+    let chunks: Vec<Result<Bytes, Infallible>> = c
+        .history
+        .iter()
+        .filter(|(rv, _)| *rv > from)
+        .map(|(_, l)| Ok(Bytes::from(l.as_bytes().to_vec())))
+        .collect();
+    let mut last_sent = c.history.back().map_or(from, |(rv, _)| (*rv).max(from));
+    let current = inner.rv;
+    drop(inner);
+    let bookmark = bookmarks.then(|| {
+        let b = json!({"type": "BOOKMARK", "object": {"kind": kind, "apiVersion": api_version,
+                        "metadata": {"resourceVersion": current.to_string()}}});
+        Ok(Bytes::from(format!("{b}\n")))
+    });
+    let replay = futures::stream::iter(chunks.into_iter().chain(bookmark));
+    let follow = async_stream(
+        move |tx: tokio::sync::mpsc::Sender<Result<Bytes, Infallible>>| async move {
+            loop {
+                tokio::select! {
+                    _ = cut.recv() => return,
+                    ev = live.recv() => match ev {
+                        Ok((p, rv, line)) if p == coll && rv > last_sent => {
+                            last_sent = rv;
+                            if tx.send(Ok(Bytes::from(line.as_bytes().to_vec()))).await.is_err() {
+                                return;
+                            }
+                        }
+                        Ok(_) => {}
+                        // Fell behind: end the stream, the client resumes.
+                        Err(_) => return,
+                    }
+                }
+            }
+        },
+    );
+    Response::builder()
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(replay.chain(follow)))
+        .unwrap()
+}
+
+/// A stream fed by a spawned task through a channel.
+fn async_stream<F, Fut>(f: F) -> impl futures::Stream<Item = Result<Bytes, Infallible>> + Send
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Result<Bytes, Infallible>>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(f(tx));
+    tokio_stream_from(rx)
+}
+
+fn tokio_stream_from(
+    mut rx: tokio::sync::mpsc::Receiver<Result<Bytes, Infallible>>,
+) -> impl futures::Stream<Item = Result<Bytes, Infallible>> + Send {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+/// POST /api/v1/namespaces/NS/pods/NAME/binding
+fn bind(shared: &Shared, path: &str, body: &[u8]) -> Response {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let ["api", "v1", "namespaces", ns, "pods", name, "binding"] = parts[..] else {
+        return json_response(404, &status(404, "NotFound", &format!("no route {path}")));
+    };
+    let binding: Value = match serde_json::from_slice(body) {
+        Ok(b) => b,
+        Err(e) => return json_response(400, &status(400, "BadRequest", &e.to_string())),
+    };
+    let mut inner = shared.inner.lock().unwrap();
+    inner.bindings.push(binding.clone());
+    if let Some((code, message)) = inner.binding_failure.clone() {
+        return json_response(code, &status(code, "Conflict", &message));
+    }
+    let key = format!("{ns}/{name}");
+    let Some(text) = inner.collections["/api/v1/pods"].items.get(&key).cloned() else {
+        return json_response(
+            404,
+            &status(404, "NotFound", &format!("pods \"{name}\" not found")),
+        );
+    };
+    let mut pod: Value = serde_json::from_str(&text).unwrap();
+    if let Some(uid) = binding["metadata"]["uid"].as_str()
+        && pod["metadata"]["uid"].as_str() != Some(uid)
+    {
+        return json_response(
+            409,
+            &status(
+                409,
+                "Conflict",
+                &format!("Precondition failed: UID in precondition: {uid}"),
+            ),
+        );
+    }
+    if let Some(node) = pod["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
+        let msg = format!("pod {name} is already assigned to node \"{node}\"");
+        return json_response(409, &status(409, "Conflict", &msg));
+    }
+    pod["spec"]["nodeName"] = binding["target"]["name"].clone();
+    store(&mut inner, shared, "/api/v1/pods", "MODIFIED", pod, true);
+    json_response(
+        201,
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+    )
+}
