@@ -45,3 +45,7 @@ impl fmt::Display for Failure {
 
 /// Per-node outcome of a filter rule.
 pub type Verdict = Result<(), Failure>;
+
+pub mod pdb;
+pub mod preemption;
+pub mod resources;
