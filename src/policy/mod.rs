@@ -49,3 +49,4 @@ pub type Verdict = Result<(), Failure>;
 pub mod pdb;
 pub mod preemption;
 pub mod resources;
+pub mod scale_in;
