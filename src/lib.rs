@@ -1,6 +1,10 @@
 //! kube-arbiter: a Kubernetes scheduler extender and priority admission
 //! webhook served over one TLS port. See DESIGN.md for the map.
 
+pub mod api;
+pub mod app;
+pub mod certs;
+pub mod cli;
 pub mod cluster;
 pub mod config;
 pub mod model;

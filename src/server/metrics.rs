@@ -43,6 +43,10 @@ pub struct Metrics {
     view_reloads: Counter<u64, AtomicU64>,
     view_reload_failures: Counter<u64, AtomicU64>,
     view_ready: Gauge,
+    /// notAfter of the certificate being served, unix seconds.
+    pub tls_cert_not_after: Gauge,
+    pub tls_reloads: Counter<u64, AtomicU64>,
+    pub tls_reload_failures: Counter<u64, AtomicU64>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -62,6 +66,9 @@ impl Metrics {
         let view_reloads = Counter::default();
         let view_reload_failures = Counter::default();
         let view_ready = Gauge::default();
+        let tls_cert_not_after = Gauge::default();
+        let tls_reloads = Counter::default();
+        let tls_reload_failures = Counter::default();
         registry.register(
             "http_requests",
             "HTTP requests by route and status code",
@@ -92,6 +99,21 @@ impl Metrics {
             "1 once a cluster view is published",
             view_ready.clone(),
         );
+        registry.register(
+            "tls_cert_not_after_seconds",
+            "notAfter of the serving certificate, unix seconds",
+            tls_cert_not_after.clone(),
+        );
+        registry.register(
+            "tls_reloads",
+            "Certificate/key pairs loaded from disk after a change",
+            tls_reloads.clone(),
+        );
+        registry.register(
+            "tls_reload_failures",
+            "Changed certificate/key pairs refused (the old pair keeps serving)",
+            tls_reload_failures.clone(),
+        );
         Self {
             registry,
             requests,
@@ -100,6 +122,9 @@ impl Metrics {
             view_reloads,
             view_reload_failures,
             view_ready,
+            tls_cert_not_after,
+            tls_reloads,
+            tls_reload_failures,
         }
     }
 

@@ -2,7 +2,15 @@
 
 pub mod error;
 pub mod metrics;
+mod middleware;
+pub mod probes;
+mod router;
+mod serve;
 pub mod state;
+pub mod tls;
+mod tls_reload;
 
 pub use error::{ApiError, ApiJson};
+pub use router::router;
+pub use serve::{ServeError, ServeOptions, serve, termination_signal};
 pub use state::AppState;

@@ -1,0 +1,146 @@
+//! Per-request plumbing around every handler: metrics, time limit, body
+//! limit, JSON for every error, panics turned into 500s.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tracing::Span;
+
+use super::ApiError;
+use super::metrics::{Metrics, RouteLabel, RouteStatus};
+
+/// Label for requests no route matched, so scans of random paths cannot
+/// grow the metric families without bound.
+const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// Error bodies longer than this are cut when rewrapped as JSON.
+const MAX_ERROR_TEXT: usize = 64 << 10;
+
+/// Count the request and time it under its route template (`/scheduler/filter`,
+/// never the raw path).
+pub async fn record_request(
+    State(metrics): State<Arc<Metrics>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or(UNMATCHED_ROUTE, MatchedPath::as_str)
+        .to_owned();
+    let start = Instant::now();
+    let response = next.run(req).await;
+    let seconds = start.elapsed().as_secs_f64();
+    metrics
+        .requests
+        .get_or_create(&RouteStatus {
+            route: route.clone(),
+            status: response.status().as_u16(),
+        })
+        .inc();
+    metrics
+        .request_seconds
+        .get_or_create(&RouteLabel { route })
+        .observe(seconds);
+    response
+}
+
+/// Answer 503 when the handler (body reading included) takes too long.
+pub async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("request timed out after {}s", limit.as_secs()),
+        )
+        .into_response(),
+    }
+}
+
+/// Refuse a body whose declared length is over `limit` before reading any
+/// of it. Bodies without a length are cut by `DefaultBodyLimit` as they are
+/// read.
+pub async fn refuse_declared_oversize(
+    State(limit): State<usize>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(length) if length > limit as u64 => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "request body is {length} bytes, over the limit of {limit} bytes for this endpoint"
+            ),
+        )
+        .into_response(),
+        _ => next.run(req).await,
+    }
+}
+
+/// Give every error answer our `{"error": ".."}` shape, including the ones
+/// axum and tower-http make themselves (extractor rejections, 405...).
+pub async fn errors_as_json(req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    let is_error = response.status().is_client_error() || response.status().is_server_error();
+    if !is_error || is_json(response.headers().get(CONTENT_TYPE)) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MAX_ERROR_TEXT)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        parts
+            .status
+            .canonical_reason()
+            .unwrap_or("request failed")
+            .to_lowercase()
+    } else {
+        text
+    };
+    let (json_parts, json_body) = ApiError::new(parts.status, message)
+        .into_response()
+        .into_parts();
+    parts.headers.remove(CONTENT_LENGTH);
+    parts.headers.extend(json_parts.headers);
+    Response::from_parts(parts, json_body)
+}
+
+fn is_json(content_type: Option<&HeaderValue>) -> bool {
+    content_type
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// A handler panicked: the client gets a 500, the log gets the panic.
+pub fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)");
+    tracing::error!(panic = detail, "request handler panicked");
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
+}
+
+/// The span every log line of a request is written in.
+pub fn request_span(req: &Request) -> Span {
+    let id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-");
+    tracing::info_span!("request", id, method = %req.method(), path = %req.uri().path())
+}

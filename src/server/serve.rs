@@ -1,0 +1,147 @@
+//! Run the router on the HTTPS port (and the optional plain-HTTP probes
+//! port) until told to stop, then drain in-flight requests.
+
+use std::future::Future;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum_server::Handle;
+use axum_server::tls_rustls::RustlsConfig;
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::tls::{self, TlsError, TlsSettings};
+use super::tls_reload::{self, CertReloader};
+use super::{AppState, probes, router};
+
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub listen: SocketAddr,
+    /// Plain HTTP serving only `/metrics`, `/healthz`, `/readyz`.
+    pub metrics_listen: Option<SocketAddr>,
+    pub tls: TlsSettings,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Bad TLS files or CA: a configuration error.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error("cannot watch the TLS files for rotation: {0}")]
+    Watch(#[from] notify::Error),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Resolves on SIGTERM or SIGINT. The handlers are installed by this call,
+/// before anything is served, so an early signal is not lost.
+pub fn termination_signal() -> std::io::Result<impl Future<Output = ()> + Send> {
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    })
+}
+
+/// Serve `router(state)` over TLS until `shutdown` resolves; then stop
+/// accepting and give in-flight requests `shutdownGraceSeconds` to finish.
+pub async fn serve(
+    state: AppState,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let (rustls, _reloader) = tls_config(&options.tls, &state)?;
+    let https = bind(options.listen)?;
+    let https_addr = https.local_addr()?;
+    let metrics = options.metrics_listen.map(bind).transpose()?;
+    let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
+
+    let https_handle = Handle::new();
+    let mut https_server = axum_server::from_tcp_rustls(https, rustls)?;
+    https_server.http_builder().http1().keep_alive(true);
+    let https_server = https_server
+        .handle(https_handle.clone())
+        .serve(router(state.clone()).into_make_service());
+    tracing::info!("listening on https://{https_addr}");
+
+    let metrics_handle = Handle::new();
+    let metrics_server = match metrics {
+        Some(listener) => {
+            let addr = listener.local_addr()?;
+            let app = probes::routes().with_state(state);
+            let server = axum_server::from_tcp(listener)?
+                .handle(metrics_handle.clone())
+                .serve(app.into_make_service());
+            tracing::info!("serving metrics and probes on http://{addr}");
+            Some(tokio::spawn(server))
+        }
+        None => None,
+    };
+
+    tokio::pin!(https_server);
+    tokio::select! {
+        result = &mut https_server => result?,
+        _ = shutdown => {
+            tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections, finishing in-flight requests");
+            https_handle.graceful_shutdown(Some(grace));
+            metrics_handle.graceful_shutdown(Some(grace));
+            https_server.await?;
+        }
+    }
+    if let Some(task) = metrics_server {
+        match task.await {
+            Ok(result) => result?,
+            Err(e) => tracing::warn!("metrics listener ended abnormally: {e}"),
+        }
+    }
+    tracing::info!("shut down cleanly");
+    Ok(())
+}
+
+/// The served TLS configuration and, with files, the reloader following them.
+fn tls_config(
+    settings: &TlsSettings,
+    state: &AppState,
+) -> Result<(RustlsConfig, Option<CertReloader>), ServeError> {
+    let verifier = settings
+        .client_ca
+        .as_deref()
+        .map(tls::client_verifier)
+        .transpose()?;
+    let Some(files) = &settings.cert_key else {
+        tracing::warn!(
+            "no --tls-cert/--tls-key given: serving a self-signed certificate for localhost made at startup; no client trusts it, use it only to try kube-arbiter out"
+        );
+        let serving = tls::self_signed(verifier)?;
+        state.metrics.tls_cert_not_after.set(serving.not_after);
+        return Ok((RustlsConfig::from_config(serving.config), None));
+    };
+    let pair = tls::read_pair(files)?;
+    let serving = tls::pair_from_pem(files, &pair.0, &pair.1, verifier.clone())?;
+    state.metrics.tls_cert_not_after.set(serving.not_after);
+    let rustls = RustlsConfig::from_config(serving.config);
+    let reloader = tls_reload::follow(
+        files.clone(),
+        pair,
+        verifier,
+        rustls.clone(),
+        Arc::clone(&state.metrics),
+    )?;
+    Ok((rustls, Some(reloader)))
+}
+
+fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
+    let listener = TcpListener::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    Ok(listener)
+}
