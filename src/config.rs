@@ -9,6 +9,25 @@ use serde::Deserialize;
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
     pub server: ServerSettings,
+    pub preemption: PreemptionSettings,
+}
+
+/// `preemption:` — how the extender's `preempt` verb answers.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct PreemptionSettings {
+    pub answer: PreemptionAnswer,
+}
+
+/// `all`: every node where preemption helps, kube-scheduler chooses among
+/// them. `best`: only the node upstream's choice rules pick, so our victim
+/// logic decides the node too.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PreemptionAnswer {
+    #[default]
+    All,
+    Best,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -79,6 +98,15 @@ mod tests {
     fn unknown_key_is_an_error_naming_the_key() {
         let err = Config::parse("server:\n  bodyLimit: 3\n").unwrap_err();
         assert!(err.contains("bodyLimit"), "{err}");
+    }
+
+    #[test]
+    fn preemption_answer_defaults_to_all_and_accepts_best() {
+        assert_eq!(Config::default().preemption.answer, PreemptionAnswer::All);
+        let c = Config::parse("preemption:\n  answer: best\n").unwrap();
+        assert_eq!(c.preemption.answer, PreemptionAnswer::Best);
+        assert!(Config::parse("preemption:\n  answer: some\n").is_err());
+        assert!(Config::parse("preemption:\n  nodes: 3\n").is_err());
     }
 
     #[test]
