@@ -5,29 +5,18 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+pub mod preemption;
+pub mod scheduling;
+
+pub use preemption::{PreemptionAnswer, PreemptionSettings};
+pub use scheduling::SchedulingSettings;
+
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
     pub server: ServerSettings,
+    pub scheduling: SchedulingSettings,
     pub preemption: PreemptionSettings,
-}
-
-/// `preemption:` — how the extender's `preempt` verb answers.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct PreemptionSettings {
-    pub answer: PreemptionAnswer,
-}
-
-/// `all`: every node where preemption helps, kube-scheduler chooses among
-/// them. `best`: only the node upstream's choice rules pick, so our victim
-/// logic decides the node too.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PreemptionAnswer {
-    #[default]
-    All,
-    Best,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -81,7 +70,9 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        serde_saphyr::from_str(text).map_err(|e| e.to_string())
+        let config: Self = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+        config.scheduling.validate()?;
+        Ok(config)
     }
 }
 

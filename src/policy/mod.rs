@@ -3,7 +3,14 @@
 //! Each module decides one concern, upstream-style: a per-pod preparation
 //! done once (PreFilter/PreScore), then a cheap per-node check or score.
 
+pub mod pod_affinity;
+
 use std::fmt;
+
+pub mod filter;
+pub mod node_affinity;
+pub mod prioritize;
+pub mod topology_spread;
 
 /// How a node failed a filter rule; decides which extender map it lands in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

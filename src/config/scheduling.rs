@@ -1,0 +1,295 @@
+//! `scheduling:` settings for the extender's filter and prioritize: score
+//! weights, hardPodAffinityWeight and the cluster-level default spread
+//! constraints (upstream's PodTopologySpreadArgs `defaultingType` +
+//! `defaultConstraints`).
+//!
+//! ```yaml
+//! scheduling:
+//!   weights: {nodeAffinity: 2, interPodAffinity: 2, podTopologySpread: 2}
+//!   hardPodAffinityWeight: 1
+//!   defaultSpreadConstraints:
+//!     defaultingType: List        # or System (the default)
+//!     defaultConstraints:
+//!       - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}
+//! ```
+
+use serde::Deserialize;
+
+use crate::model::pod::TopologySpreadConstraint;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SchedulingSettings {
+    pub weights: ScoreWeights,
+    /// Weight of an existing pod's required affinity term matched by the
+    /// incoming pod in InterPodAffinity scoring (upstream default 1, 0..=100).
+    pub hard_pod_affinity_weight: HardPodAffinityWeight,
+    pub default_spread_constraints: DefaultSpreadConstraints,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct HardPodAffinityWeight(pub i32);
+
+impl Default for HardPodAffinityWeight {
+    fn default() -> Self {
+        Self(1)
+    }
+}
+
+/// Score plugin weights of the default kube-scheduler profile. 0 leaves a
+/// plugin out of the combined score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScoreWeights {
+    pub node_affinity: i64,
+    pub inter_pod_affinity: i64,
+    pub pod_topology_spread: i64,
+}
+
+impl Default for ScoreWeights {
+    fn default() -> Self {
+        Self {
+            node_affinity: 2,
+            inter_pod_affinity: 2,
+            pod_topology_spread: 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct DefaultSpreadConstraints {
+    pub defaulting_type: DefaultingType,
+    pub default_constraints: Vec<DefaultConstraint>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum DefaultingType {
+    /// hostname maxSkew 3 and zone maxSkew 5, both ScheduleAnyway.
+    #[default]
+    System,
+    /// `defaultConstraints` (an empty list means no defaults).
+    List,
+}
+
+/// A default constraint: a TopologySpreadConstraint without a selector (the
+/// selector comes from the Services and controllers selecting the pod).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DefaultConstraint {
+    pub max_skew: i32,
+    pub topology_key: String,
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    #[serde(default)]
+    pub min_domains: Option<i32>,
+    #[serde(default)]
+    pub node_affinity_policy: Option<InclusionPolicy>,
+    #[serde(default)]
+    pub node_taints_policy: Option<InclusionPolicy>,
+    #[serde(default)]
+    pub match_label_keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum WhenUnsatisfiable {
+    DoNotSchedule,
+    ScheduleAnyway,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum InclusionPolicy {
+    Honor,
+    Ignore,
+}
+
+impl SchedulingSettings {
+    /// The checks upstream's config validation makes, naming the key.
+    pub fn validate(&self) -> Result<(), String> {
+        let w = &self.weights;
+        for (key, value) in [
+            ("nodeAffinity", w.node_affinity),
+            ("interPodAffinity", w.inter_pod_affinity),
+            ("podTopologySpread", w.pod_topology_spread),
+        ] {
+            if !(0..=100).contains(&value) {
+                return Err(format!(
+                    "scheduling.weights.{key}: {value} is not in 0..=100"
+                ));
+            }
+        }
+        let hard = self.hard_pod_affinity_weight.0;
+        if !(0..=100).contains(&hard) {
+            return Err(format!(
+                "scheduling.hardPodAffinityWeight: {hard} is not in 0..=100"
+            ));
+        }
+        self.default_spread_constraints.validate()
+    }
+}
+
+impl DefaultSpreadConstraints {
+    fn validate(&self) -> Result<(), String> {
+        const KEY: &str = "scheduling.defaultSpreadConstraints";
+        if self.defaulting_type == DefaultingType::System && !self.default_constraints.is_empty() {
+            return Err(format!(
+                "{KEY}.defaultConstraints: must be empty when defaultingType is System"
+            ));
+        }
+        for (i, c) in self.default_constraints.iter().enumerate() {
+            let at = format!("{KEY}.defaultConstraints[{i}]");
+            if c.max_skew <= 0 {
+                return Err(format!("{at}.maxSkew: must be greater than zero"));
+            }
+            if c.topology_key.is_empty() {
+                return Err(format!("{at}.topologyKey: must not be empty"));
+            }
+            if c.min_domains.is_some_and(|m| m <= 0) {
+                return Err(format!("{at}.minDomains: must be greater than zero"));
+            }
+            if c.min_domains.is_some() && c.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule {
+                return Err(format!(
+                    "{at}.minDomains: only allowed with whenUnsatisfiable DoNotSchedule"
+                ));
+            }
+            let duplicate = self.default_constraints[..i].iter().any(|o| {
+                o.topology_key == c.topology_key && o.when_unsatisfiable == c.when_unsatisfiable
+            });
+            if duplicate {
+                return Err(format!(
+                    "{at}: duplicate topologyKey {:?} with whenUnsatisfiable {:?}",
+                    c.topology_key, c.when_unsatisfiable
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The default constraints as pod-level constraints without a selector,
+    /// and whether they are the System ones (which do not require nodes to
+    /// carry every topology key when scoring).
+    pub fn constraints(&self) -> (Vec<TopologySpreadConstraint>, bool) {
+        match self.defaulting_type {
+            DefaultingType::System => (
+                vec![
+                    soft("kubernetes.io/hostname", 3),
+                    soft("topology.kubernetes.io/zone", 5),
+                ],
+                true,
+            ),
+            DefaultingType::List => (
+                self.default_constraints
+                    .iter()
+                    .map(DefaultConstraint::to_pod_constraint)
+                    .collect(),
+                false,
+            ),
+        }
+    }
+}
+
+fn soft(key: &str, max_skew: i32) -> TopologySpreadConstraint {
+    TopologySpreadConstraint {
+        max_skew,
+        topology_key: key.to_string(),
+        when_unsatisfiable: "ScheduleAnyway".to_string(),
+        ..Default::default()
+    }
+}
+
+fn policy_name(p: Option<InclusionPolicy>) -> Option<String> {
+    p.map(|p| format!("{p:?}"))
+}
+
+impl DefaultConstraint {
+    fn to_pod_constraint(&self) -> TopologySpreadConstraint {
+        TopologySpreadConstraint {
+            max_skew: self.max_skew,
+            topology_key: self.topology_key.clone(),
+            when_unsatisfiable: format!("{:?}", self.when_unsatisfiable),
+            label_selector: None,
+            min_domains: self.min_domains,
+            node_affinity_policy: policy_name(self.node_affinity_policy),
+            node_taints_policy: policy_name(self.node_taints_policy),
+            match_label_keys: self.match_label_keys.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_upstream_profile() {
+        let s = Config::parse("").unwrap().scheduling;
+        assert_eq!(s.weights, ScoreWeights::default());
+        assert_eq!(s.weights.pod_topology_spread, 2);
+        assert_eq!(s.hard_pod_affinity_weight.0, 1);
+        let (constraints, system) = s.default_spread_constraints.constraints();
+        assert!(system);
+        assert_eq!(constraints[0].topology_key, "kubernetes.io/hostname");
+        assert_eq!(constraints[0].max_skew, 3);
+        assert_eq!(constraints[1].max_skew, 5);
+    }
+
+    #[test]
+    fn list_defaults_parse_into_pod_constraints() {
+        let c = Config::parse(
+            "scheduling:\n  weights:\n    nodeAffinity: 5\n  hardPodAffinityWeight: 10\n  defaultSpreadConstraints:\n    defaultingType: List\n    defaultConstraints:\n      - maxSkew: 1\n        topologyKey: zone\n        whenUnsatisfiable: DoNotSchedule\n        nodeTaintsPolicy: Honor\n",
+        )
+        .unwrap();
+        assert_eq!(c.scheduling.weights.node_affinity, 5);
+        assert_eq!(c.scheduling.weights.inter_pod_affinity, 2);
+        assert_eq!(c.scheduling.hard_pod_affinity_weight.0, 10);
+        let (list, system) = c.scheduling.default_spread_constraints.constraints();
+        assert!(!system);
+        assert_eq!(list[0].when_unsatisfiable, "DoNotSchedule");
+        assert_eq!(list[0].node_taints_policy.as_deref(), Some("Honor"));
+    }
+
+    #[test]
+    fn bad_values_are_errors_naming_the_key() {
+        let cases = [
+            (
+                "scheduling:\n  hardPodAffinityWeight: 101\n",
+                "hardPodAffinityWeight",
+            ),
+            (
+                "scheduling:\n  weights:\n    interPodAffinity: -1\n",
+                "interPodAffinity",
+            ),
+            ("scheduling:\n  weights:\n    spread: 1\n", "spread"),
+            (
+                "scheduling:\n  defaultSpreadConstraints:\n    defaultConstraints:\n      - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: ScheduleAnyway}\n",
+                "defaultConstraints",
+            ),
+            (
+                "scheduling:\n  defaultSpreadConstraints:\n    defaultingType: List\n    defaultConstraints:\n      - {maxSkew: 0, topologyKey: z, whenUnsatisfiable: ScheduleAnyway}\n",
+                "maxSkew",
+            ),
+            (
+                "scheduling:\n  defaultSpreadConstraints:\n    defaultingType: List\n    defaultConstraints:\n      - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: Sometimes}\n",
+                "Sometimes",
+            ),
+            (
+                "scheduling:\n  defaultSpreadConstraints:\n    defaultingType: List\n    defaultConstraints:\n      - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: ScheduleAnyway, labelSelector: {}}\n",
+                "labelSelector",
+            ),
+            (
+                "scheduling:\n  defaultSpreadConstraints:\n    defaultingType: List\n    defaultConstraints:\n      - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: ScheduleAnyway}\n      - {maxSkew: 2, topologyKey: z, whenUnsatisfiable: ScheduleAnyway}\n",
+                "duplicate",
+            ),
+            (
+                "scheduling:\n  defaultSpreadConstraints:\n    defaultingType: Sometimes\n",
+                "Sometimes",
+            ),
+        ];
+        for (yaml, needle) in cases {
+            let err = Config::parse(yaml).unwrap_err();
+            assert!(err.contains(needle), "{yaml}: {err}");
+        }
+    }
+}

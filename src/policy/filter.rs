@@ -1,0 +1,209 @@
+//! The extender's filter: every placement rule prepared once for a pod, then
+//! a cheap check per node that reports the FIRST failing rule in upstream's
+//! plugin order, whose code decides resolvability:
+//!
+//! NodeUnschedulable → TaintToleration → NodeAffinity → PodTopologySpread →
+//! InterPodAffinity.
+//!
+//! NodeUnschedulable and TaintToleration are included on purpose although
+//! kube-scheduler runs them itself before calling the extender: a node they
+//! reject never reaches `/scheduler/filter`, so including them changes no
+//! answer there, but `explain` and preemption's what-if need them to give
+//! the true first reason ("why is my pod pending?" is most often a taint).
+//! Both fail as UnschedulableAndUnresolvable, as upstream.
+
+use crate::cluster::Snapshot;
+use crate::config::SchedulingSettings;
+use crate::model::node::{Taint, untolerated_taint};
+use crate::model::{Node, Pod, Toleration};
+
+use super::node_affinity::{self, NodeAffinityFilter};
+use super::pod_affinity::{self, AffinityFilter};
+use super::topology_spread::{self, SpreadFilter};
+use super::{Failure, Verdict};
+
+pub const UNSCHEDULABLE_REASON: &str = "node(s) were unschedulable";
+
+/// The prepared filter state of every rule for one pod. Clone it to try
+/// "what if these pods were gone" without touching the original.
+#[derive(Debug, Clone)]
+pub struct PodFilters {
+    tolerations: Vec<Toleration>,
+    node_affinity: Option<NodeAffinityFilter>,
+    spread: Option<SpreadFilter>,
+    pod_affinity: Option<AffinityFilter>,
+}
+
+impl PodFilters {
+    /// PreFilter of every rule. `Err` when the pod itself is invalid (a bad
+    /// selector); the message names the rule.
+    pub fn prepare(
+        snapshot: &Snapshot,
+        pod: &Pod,
+        settings: &SchedulingSettings,
+    ) -> Result<Self, String> {
+        Ok(Self {
+            tolerations: pod.spec.tolerations.clone(),
+            node_affinity: node_affinity::prepare_filter(pod),
+            spread: topology_spread::prepare_filter(
+                snapshot,
+                pod,
+                &settings.default_spread_constraints,
+            )
+            .map_err(|e| format!("PodTopologySpread: {e}"))?,
+            pod_affinity: pod_affinity::prepare_filter(snapshot, pod)
+                .map_err(|e| format!("InterPodAffinity: {e}"))?,
+        })
+    }
+
+    /// The first failing rule for `node`, in upstream's order.
+    pub fn check(&self, node: &Node) -> Verdict {
+        self.check_unschedulable(node)?;
+        if let Some(taint) = untolerated_taint(&node.spec.taints, &self.tolerations) {
+            return Err(Failure::unresolvable(format!(
+                "node(s) had untolerated taint {{{}: {}}}",
+                taint.key, taint.value
+            )));
+        }
+        if let Some(f) = &self.node_affinity {
+            f.filter(node)?;
+        }
+        if let Some(f) = &self.spread {
+            f.filter(node)?;
+        }
+        if let Some(f) = &self.pod_affinity {
+            f.filter(node)?;
+        }
+        Ok(())
+    }
+
+    /// A cordoned node admits only pods tolerating its unschedulable taint.
+    fn check_unschedulable(&self, node: &Node) -> Verdict {
+        if !node.spec.unschedulable {
+            return Ok(());
+        }
+        let taint = Taint {
+            key: "node.kubernetes.io/unschedulable".into(),
+            value: String::new(),
+            effect: "NoSchedule".into(),
+        };
+        if self.tolerations.iter().any(|t| t.tolerates(&taint)) {
+            Ok(())
+        } else {
+            Err(Failure::unresolvable(UNSCHEDULABLE_REASON))
+        }
+    }
+
+    /// `existing` now runs on `node`: update every pod-dependent rule.
+    pub fn add_pod(&mut self, existing: &Pod, node: &Node) {
+        if let Some(f) = &mut self.spread {
+            f.add_pod(existing, node);
+        }
+        if let Some(f) = &mut self.pod_affinity {
+            f.add_pod(existing, node);
+        }
+    }
+
+    /// `existing` no longer runs on `node` (a preemption victim).
+    pub fn remove_pod(&mut self, existing: &Pod, node: &Node) {
+        if let Some(f) = &mut self.spread {
+            f.remove_pod(existing, node);
+        }
+        if let Some(f) = &mut self.pod_affinity {
+            f.remove_pod(existing, node);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::cluster::ClusterObjects;
+    use crate::policy::Code;
+    use crate::policy::topology_spread::tests::{existing, hard, incoming, node};
+
+    fn prepared(pod: &Pod, s: &Snapshot) -> PodFilters {
+        PodFilters::prepare(s, pod, &SchedulingSettings::default()).unwrap()
+    }
+
+    #[test]
+    fn first_failure_follows_upstream_plugin_order() {
+        let mut n = node("n1", &[("zone", "z1")]);
+        n.spec.unschedulable = true;
+        n.spec.taints =
+            serde_json::from_value(json!([{"key": "k", "value": "v", "effect": "NoExecute"}]))
+                .unwrap();
+        let s = Snapshot::build(ClusterObjects {
+            nodes: vec![n.clone()],
+            pods: vec![existing("e", "n1", json!({"foo": ""}))],
+            ..Default::default()
+        });
+        let pod = incoming(
+            json!({"foo": ""}),
+            json!([hard("zone", 0)]),
+            json!({"nodeSelector": {"zone": "z2"}}),
+        );
+        let f = prepared(&pod, &s);
+        assert_eq!(f.check(&n).unwrap_err().reason, UNSCHEDULABLE_REASON);
+        n.spec.unschedulable = false;
+        let err = f.check(&n).unwrap_err();
+        assert_eq!(err.reason, "node(s) had untolerated taint {k: v}");
+        assert_eq!(err.code, Code::UnschedulableAndUnresolvable);
+        n.spec.taints.clear();
+        assert_eq!(f.check(&n).unwrap_err().reason, node_affinity::REASON);
+        n.metadata.labels.insert("zone".into(), "z2".into());
+        let err = f.check(&n).unwrap_err();
+        assert_eq!(err.code, Code::Unschedulable, "{err}");
+        assert!(err.reason.contains("topology spread"), "{err}");
+    }
+
+    #[test]
+    fn tolerating_the_unschedulable_taint_admits_a_cordoned_node() {
+        let mut n = node("n1", &[]);
+        n.spec.unschedulable = true;
+        let s = Snapshot::build(ClusterObjects::default());
+        let pod = incoming(
+            json!({}),
+            json!([]),
+            json!({"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}),
+        );
+        assert!(prepared(&pod, &s).check(&n).is_ok());
+    }
+
+    #[test]
+    fn invalid_spread_selector_names_the_rule() {
+        let s = Snapshot::build(ClusterObjects::default());
+        let pod = incoming(
+            json!({}),
+            json!([{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}}]),
+            json!({}),
+        );
+        let err = PodFilters::prepare(&s, &pod, &SchedulingSettings::default()).unwrap_err();
+        assert!(err.starts_with("PodTopologySpread:"), "{err}");
+    }
+
+    #[test]
+    fn add_and_remove_forward_to_the_spread_rule() {
+        let nodes = vec![node("a", &[]), node("b", &[])];
+        let s = Snapshot::build(ClusterObjects {
+            nodes: nodes.clone(),
+            pods: vec![existing("e", "a", json!({"foo": ""}))],
+            ..Default::default()
+        });
+        let pod = incoming(
+            json!({"foo": ""}),
+            json!([hard("kubernetes.io/hostname", 1)]),
+            json!({}),
+        );
+        let mut f = prepared(&pod, &s);
+        assert!(f.check(&nodes[0]).is_err());
+        let victim = existing("e", "a", json!({"foo": ""}));
+        f.remove_pod(&victim, &nodes[0]);
+        assert!(f.check(&nodes[0]).is_ok());
+        f.add_pod(&victim, &nodes[0]);
+        assert!(f.check(&nodes[0]).is_err());
+    }
+}

@@ -1,0 +1,651 @@
+//! NodeAffinity: `spec.nodeSelector` plus required node affinity (filter)
+//! and preferred node affinity terms (score), as kube-scheduler's
+//! NodeAffinity plugin and component-helpers' `nodeaffinity` package decide.
+//!
+//! Terms are parsed once per pod. A required term that does not parse (bad
+//! operator, bad value count, non-integer Gt/Lt operand, invalid label key or
+//! value) never matches while the other ORed terms still count; a preferred
+//! term that does not parse makes scoring fail for the pod, as upstream's
+//! PreScore does.
+
+use std::collections::BTreeMap;
+
+use crate::model::pod::{NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm};
+use crate::model::{Node, Pod};
+
+use super::{Failure, Verdict};
+
+pub const REASON: &str = "node(s) didn't match Pod's node affinity/selector";
+
+/// The pod's required placement: nodeSelector AND required node affinity.
+#[derive(Debug, Clone, Default)]
+pub struct RequiredNodeAffinity {
+    node_selector: Vec<(String, String)>,
+    /// `None`: no required node affinity. `Some(terms)`: ORed terms, where
+    /// an empty list (or a list of empty terms) matches no node.
+    terms: Option<Vec<ParsedTerm>>,
+}
+
+/// One nodeSelectorTerm, or why it never matches.
+type ParsedTerm = Result<TermMatcher, String>;
+
+#[derive(Debug, Clone)]
+struct TermMatcher {
+    labels: Vec<LabelRequirement>,
+    fields: Vec<FieldRequirement>,
+}
+
+#[derive(Debug, Clone)]
+enum LabelRequirement {
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+    Gt(String, i64),
+    Lt(String, i64),
+}
+
+/// `metadata.name` is the only node field; other keys read as empty.
+#[derive(Debug, Clone)]
+enum FieldRequirement {
+    Equals(String, String),
+    NotEquals(String, String),
+}
+
+impl RequiredNodeAffinity {
+    pub fn of(pod: &Pod) -> Self {
+        let required = pod.node_affinity().and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
+        Self {
+            node_selector: pod
+                .spec
+                .node_selector
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            terms: required.map(|ns| {
+                ns.node_selector_terms
+                    .iter()
+                    .filter(|t| !is_empty_term(t))
+                    .map(parse_term)
+                    .collect()
+            }),
+        }
+    }
+
+    /// True when the pod constrains nodes at all (else the plugin is skipped).
+    pub fn is_set(&self) -> bool {
+        !self.node_selector.is_empty() || self.terms.is_some()
+    }
+
+    /// `RequiredNodeAffinity.Match`, parse errors counting as "no match".
+    pub fn matches(&self, node: &Node) -> bool {
+        let labels = &node.metadata.labels;
+        if !self
+            .node_selector
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
+        {
+            return false;
+        }
+        match &self.terms {
+            None => true,
+            Some(terms) => terms
+                .iter()
+                .any(|t| t.as_ref().is_ok_and(|t| t.matches(node))),
+        }
+    }
+}
+
+/// Prepared NodeAffinity filter of one pod. It does not depend on other
+/// pods, so preemption's what-if needs no add/remove for it.
+#[derive(Debug, Clone)]
+pub struct NodeAffinityFilter {
+    required: RequiredNodeAffinity,
+}
+
+/// `None` when the pod has neither a nodeSelector nor required node affinity.
+pub fn prepare_filter(pod: &Pod) -> Option<NodeAffinityFilter> {
+    let required = RequiredNodeAffinity::of(pod);
+    required.is_set().then_some(NodeAffinityFilter { required })
+}
+
+impl NodeAffinityFilter {
+    pub fn filter(&self, node: &Node) -> Verdict {
+        if self.required.matches(node) {
+            Ok(())
+        } else {
+            Err(Failure::unresolvable(REASON))
+        }
+    }
+}
+
+/// Prepared NodeAffinity score: the preferred terms with their weights.
+#[derive(Debug, Clone)]
+pub struct NodeAffinityScore {
+    terms: Vec<(i64, TermMatcher)>,
+}
+
+/// `None` when the pod has no preferred term with a weight and a non-empty
+/// preference; `Err` when one of them does not parse.
+pub fn prepare_score(pod: &Pod) -> Result<Option<NodeAffinityScore>, String> {
+    let Some(affinity) = pod.node_affinity() else {
+        return Ok(None);
+    };
+    let mut terms = Vec::new();
+    let mut errors = Vec::new();
+    for (i, t) in affinity
+        .preferred_during_scheduling_ignored_during_execution
+        .iter()
+        .enumerate()
+    {
+        if t.weight == 0 || is_empty_term(&t.preference) {
+            continue;
+        }
+        match parse_term(&t.preference) {
+            Ok(m) => terms.push((i64::from(t.weight), m)),
+            Err(e) => errors.push(format!("preferred node affinity term {i}: {e}")),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors.join("; "));
+    }
+    Ok((!terms.is_empty()).then_some(NodeAffinityScore { terms }))
+}
+
+impl NodeAffinityScore {
+    /// Sum of the weights of the preferred terms the node matches.
+    pub fn score(&self, node: &Node) -> i64 {
+        self.terms
+            .iter()
+            .filter(|(_, t)| t.matches(node))
+            .map(|(w, _)| w)
+            .sum()
+    }
+
+    /// Upstream's DefaultNormalizeScore: `100 * raw / max`, all 0 when max is 0.
+    pub fn normalize(raw: &[i64]) -> Vec<i64> {
+        let max = raw.iter().copied().max().unwrap_or(0);
+        raw.iter()
+            .map(|&r| if max == 0 { 0 } else { 100 * r / max })
+            .collect()
+    }
+}
+
+fn is_empty_term(t: &NodeSelectorTerm) -> bool {
+    t.match_expressions.is_empty() && t.match_fields.is_empty()
+}
+
+fn parse_term(t: &NodeSelectorTerm) -> ParsedTerm {
+    Ok(TermMatcher {
+        labels: t
+            .match_expressions
+            .iter()
+            .map(parse_label_requirement)
+            .collect::<Result<_, _>>()?,
+        fields: t
+            .match_fields
+            .iter()
+            .map(parse_field_requirement)
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// The checks `labels.NewRequirement` makes on a node selector requirement.
+fn parse_label_requirement(r: &NodeSelectorRequirement) -> Result<LabelRequirement, String> {
+    use NodeSelectorOperator as Op;
+    validate_label_key(&r.key)?;
+    if let Some(bad) = r.values.iter().find(|v| !is_valid_label_value(v)) {
+        return Err(format!("key {:?}: invalid label value {bad:?}", r.key));
+    }
+    let key = r.key.clone();
+    let values = || -> Result<Vec<String>, String> {
+        if r.values.is_empty() {
+            Err(format!(
+                "key {:?}: operator {:?} needs values",
+                r.key, r.operator
+            ))
+        } else {
+            Ok(r.values.clone())
+        }
+    };
+    let no_values = || -> Result<(), String> {
+        if r.values.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "key {:?}: operator {:?} takes no values",
+                r.key, r.operator
+            ))
+        }
+    };
+    let integer = || -> Result<i64, String> {
+        match r.values.as_slice() {
+            [v] => v.parse::<i64>().map_err(|_| {
+                format!(
+                    "key {:?}: operator {:?} needs an integer, got {v:?}",
+                    r.key, r.operator
+                )
+            }),
+            _ => Err(format!(
+                "key {:?}: operator {:?} needs exactly one value",
+                r.key, r.operator
+            )),
+        }
+    };
+    Ok(match r.operator {
+        Op::In => LabelRequirement::In(key, values()?),
+        Op::NotIn => LabelRequirement::NotIn(key, values()?),
+        Op::Exists => no_values().map(|()| LabelRequirement::Exists(key))?,
+        Op::DoesNotExist => no_values().map(|()| LabelRequirement::DoesNotExist(key))?,
+        Op::Gt => LabelRequirement::Gt(key, integer()?),
+        Op::Lt => LabelRequirement::Lt(key, integer()?),
+        Op::Invalid => return Err(format!("key {:?}: unsupported operator", r.key)),
+    })
+}
+
+fn parse_field_requirement(r: &NodeSelectorRequirement) -> Result<FieldRequirement, String> {
+    let value = match r.values.as_slice() {
+        [v] => v.clone(),
+        _ => return Err(format!("field {:?}: values must have one element", r.key)),
+    };
+    match r.operator {
+        NodeSelectorOperator::In => Ok(FieldRequirement::Equals(r.key.clone(), value)),
+        NodeSelectorOperator::NotIn => Ok(FieldRequirement::NotEquals(r.key.clone(), value)),
+        op => Err(format!(
+            "field {:?}: operator {op:?} not supported (In, NotIn)",
+            r.key
+        )),
+    }
+}
+
+impl TermMatcher {
+    fn matches(&self, node: &Node) -> bool {
+        let labels = &node.metadata.labels;
+        // Upstream skips field requirements for a node without a name.
+        let fields_ok =
+            node.name().is_empty() || self.fields.iter().all(|f| f.matches(node.name()));
+        fields_ok && self.labels.iter().all(|r| r.matches(labels))
+    }
+}
+
+impl LabelRequirement {
+    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let int = |k: &String| labels.get(k).and_then(|v| v.parse::<i64>().ok());
+        match self {
+            Self::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
+            Self::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+            Self::Exists(k) => labels.contains_key(k),
+            Self::DoesNotExist(k) => !labels.contains_key(k),
+            Self::Gt(k, n) => int(k).is_some_and(|v| v > *n),
+            Self::Lt(k, n) => int(k).is_some_and(|v| v < *n),
+        }
+    }
+}
+
+impl FieldRequirement {
+    fn matches(&self, node_name: &str) -> bool {
+        let field = |k: &str| if k == "metadata.name" { node_name } else { "" };
+        match self {
+            Self::Equals(k, v) => field(k) == v,
+            Self::NotEquals(k, v) => field(k) != v,
+        }
+    }
+}
+
+/// A qualified name: optional DNS-subdomain prefix and `/`, then a name of
+/// at most 63 alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric.
+fn validate_label_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && !part.starts_with('-')
+                    && !part.ends_with('-')
+            })
+    });
+    if prefix_ok && !name.is_empty() && is_valid_label_value(name) {
+        Ok(())
+    } else {
+        Err(format!("invalid label key {key:?}"))
+    }
+}
+
+fn is_valid_label_value(v: &str) -> bool {
+    let b = v.as_bytes();
+    v.is_empty()
+        || (b.len() <= 63
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(name: &str, labels: serde_json::Value) -> Node {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
+    }
+
+    fn pod(spec: serde_json::Value) -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": "p", "namespace": "ns"}, "spec": spec}))
+            .unwrap()
+    }
+
+    fn required(terms: serde_json::Value) -> Pod {
+        pod(json!({"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}))
+    }
+
+    fn passes(p: &Pod, n: &Node) -> bool {
+        prepare_filter(p).is_none_or(|f| f.filter(n).is_ok())
+    }
+
+    #[test]
+    fn required_node_affinity_table() {
+        let labels = json!({"foo": "bar", "zone": "z1", "cpus": "8", "text": "abc"});
+        let cases: Vec<(&str, Pod, bool)> = vec![
+            ("no constraints passes everywhere", pod(json!({})), true),
+            (
+                "node selector matches",
+                pod(json!({"nodeSelector": {"foo": "bar"}})),
+                true,
+            ),
+            (
+                "node selector with other value fails",
+                pod(json!({"nodeSelector": {"foo": "baz"}})),
+                false,
+            ),
+            (
+                "node selector key missing fails",
+                pod(json!({"nodeSelector": {"gpu": "yes"}})),
+                false,
+            ),
+            (
+                "In matches",
+                required(
+                    json!([{"matchExpressions": [{"key": "foo", "operator": "In", "values": ["x", "bar"]}]}]),
+                ),
+                true,
+            ),
+            (
+                "NotIn matches absent key",
+                required(
+                    json!([{"matchExpressions": [{"key": "absent", "operator": "NotIn", "values": ["x"]}]}]),
+                ),
+                true,
+            ),
+            (
+                "NotIn rejects listed value",
+                required(
+                    json!([{"matchExpressions": [{"key": "foo", "operator": "NotIn", "values": ["bar"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "Exists matches",
+                required(json!([{"matchExpressions": [{"key": "foo", "operator": "Exists"}]}])),
+                true,
+            ),
+            (
+                "DoesNotExist rejects present key",
+                required(
+                    json!([{"matchExpressions": [{"key": "foo", "operator": "DoesNotExist"}]}]),
+                ),
+                false,
+            ),
+            (
+                "Gt compares integers",
+                required(
+                    json!([{"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["4"]}]}]),
+                ),
+                true,
+            ),
+            (
+                "Gt is strict",
+                required(
+                    json!([{"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["8"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "Lt compares integers",
+                required(
+                    json!([{"matchExpressions": [{"key": "cpus", "operator": "Lt", "values": ["10"]}]}]),
+                ),
+                true,
+            ),
+            (
+                "Gt with non-integer node label fails",
+                required(
+                    json!([{"matchExpressions": [{"key": "text", "operator": "Gt", "values": ["1"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "Gt with missing key fails",
+                required(
+                    json!([{"matchExpressions": [{"key": "absent", "operator": "Gt", "values": ["1"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "Gt with non-integer operand never matches",
+                required(
+                    json!([{"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["a"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "Gt with two values never matches",
+                required(
+                    json!([{"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["1", "2"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "bad term does not hide a good ORed term",
+                required(json!([
+                {"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["a"]}]},
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}])),
+                true,
+            ),
+            (
+                "unknown operator never matches",
+                required(
+                    json!([{"matchExpressions": [{"key": "foo", "operator": "Foo", "values": ["bar"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "NotIn without values never matches",
+                required(
+                    json!([{"matchExpressions": [{"key": "absent", "operator": "NotIn", "values": []}]}]),
+                ),
+                false,
+            ),
+            (
+                "invalid label key never matches",
+                required(
+                    json!([{"matchExpressions": [{"key": "a b", "operator": "DoesNotExist"}]}]),
+                ),
+                false,
+            ),
+            (
+                "expressions in a term are ANDed",
+                required(json!([{"matchExpressions": [
+                {"key": "foo", "operator": "In", "values": ["bar"]},
+                {"key": "zone", "operator": "In", "values": ["z2"]}]}])),
+                false,
+            ),
+            (
+                "terms are ORed",
+                required(json!([
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]},
+                {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]}])),
+                true,
+            ),
+            (
+                "empty term list matches nothing",
+                required(json!([])),
+                false,
+            ),
+            (
+                "only empty terms match nothing",
+                required(json!([{}, {"matchExpressions": []}])),
+                false,
+            ),
+            (
+                "matchFields name In matches",
+                required(
+                    json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]),
+                ),
+                true,
+            ),
+            (
+                "matchFields name In other node fails",
+                required(
+                    json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "matchFields name NotIn other node passes",
+                required(
+                    json!([{"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n2"]}]}]),
+                ),
+                true,
+            ),
+            (
+                "matchFields with two values never matches",
+                required(
+                    json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1", "n2"]}]}]),
+                ),
+                false,
+            ),
+            (
+                "matchFields Exists is not supported",
+                required(
+                    json!([{"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}]),
+                ),
+                false,
+            ),
+            (
+                "matchFields and matchExpressions are ANDed",
+                required(json!([{
+                "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}],
+                "matchExpressions": [{"key": "foo", "operator": "In", "values": ["nope"]}]}])),
+                false,
+            ),
+            (
+                "node selector and affinity are ANDed",
+                {
+                    let mut p = required(
+                        json!([{"matchExpressions": [{"key": "foo", "operator": "Exists"}]}]),
+                    );
+                    p.spec.node_selector.insert("zone".into(), "z2".into());
+                    p
+                },
+                false,
+            ),
+        ];
+        let n = node("n1", labels);
+        for (name, p, want) in cases {
+            assert_eq!(passes(&p, &n), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn failure_is_unresolvable_with_upstream_reason() {
+        let p = pod(json!({"nodeSelector": {"foo": "bar"}}));
+        let err = prepare_filter(&p)
+            .unwrap()
+            .filter(&node("n", json!({})))
+            .unwrap_err();
+        assert_eq!(err.code, super::super::Code::UnschedulableAndUnresolvable);
+        assert_eq!(err.reason, REASON);
+    }
+
+    fn preferred(terms: serde_json::Value) -> Pod {
+        pod(
+            json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}}}),
+        )
+    }
+
+    #[test]
+    fn preferred_terms_sum_matching_weights_and_normalize_to_max() {
+        let p = preferred(json!([
+            {"weight": 2, "preference": {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]}},
+            {"weight": 4, "preference": {"matchExpressions": [{"key": "key", "operator": "In", "values": ["value"]}]}},
+            {"weight": 5, "preference": {"matchExpressions": [{"key": "az", "operator": "In", "values": ["az1"]}]}},
+        ]));
+        let s = prepare_score(&p).unwrap().unwrap();
+        let nodes = [
+            node("n1", json!({"foo": "bar"})),
+            node("n2", json!({"key": "value"})),
+            node("n3", json!({"foo": "bar", "key": "value", "az": "az1"})),
+        ];
+        let raw: Vec<i64> = nodes.iter().map(|n| s.score(n)).collect();
+        assert_eq!(raw, [2, 4, 11]);
+        assert_eq!(NodeAffinityScore::normalize(&raw), [18, 36, 100]);
+    }
+
+    #[test]
+    fn no_node_matching_a_preference_scores_zero_everywhere() {
+        assert_eq!(NodeAffinityScore::normalize(&[0, 0]), [0, 0]);
+    }
+
+    #[test]
+    fn zero_weight_and_empty_preferences_are_ignored() {
+        let p = preferred(json!([
+            {"weight": 0, "preference": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}},
+            {"weight": 3, "preference": {}},
+        ]));
+        assert!(prepare_score(&p).unwrap().is_none());
+        assert!(prepare_score(&pod(json!({}))).unwrap().is_none());
+    }
+
+    #[test]
+    fn preferred_term_that_does_not_parse_fails_scoring() {
+        let p = preferred(json!([
+            {"weight": 1, "preference": {"matchExpressions": [{"key": "foo", "operator": "Lt", "values": ["x"]}]}},
+        ]));
+        let err = prepare_score(&p).unwrap_err();
+        assert!(err.contains("integer"), "{err}");
+    }
+
+    #[test]
+    fn preferred_match_fields_score_by_node_name() {
+        let p = preferred(json!([
+            {"weight": 7, "preference": {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}},
+        ]));
+        let s = prepare_score(&p).unwrap().unwrap();
+        assert_eq!(s.score(&node("n1", json!({}))), 0);
+        assert_eq!(s.score(&node("n2", json!({}))), 7);
+    }
+
+    #[test]
+    fn label_keys_and_values_are_validated_like_the_apiserver() {
+        assert!(validate_label_key("topology.kubernetes.io/zone").is_ok());
+        assert!(validate_label_key("zone").is_ok());
+        assert!(validate_label_key("/zone").is_err());
+        assert!(validate_label_key("Upper.Case/zone").is_err());
+        assert!(validate_label_key("-a").is_err());
+        assert!(is_valid_label_value(""));
+        assert!(!is_valid_label_value("-1"));
+        assert!(!is_valid_label_value(&"a".repeat(64)));
+    }
+}

@@ -1,0 +1,300 @@
+//! Required inter-pod affinity and anti-affinity (upstream InterPodAffinity
+//! PreFilter / Filter / PreFilterExtensions).
+//!
+//! [`prepare_filter`] counts, once per incoming pod and over every node of
+//! the view, three tables of (topologyKey, value) → matches:
+//! - affinity: existing pods matching ALL the pod's required affinity terms;
+//! - anti-affinity: existing pods matching each required anti-affinity term;
+//! - existing anti-affinity: existing pods' required anti-affinity terms
+//!   that select the incoming pod (symmetry).
+//!
+//! [`AffinityFilter::filter`] then judges a node with a few lookups, in
+//! upstream order: affinity, anti-affinity, existing anti-affinity.
+
+use std::sync::Arc;
+
+use super::counts::{DomainCounts, LiveCounts, Witness};
+use super::terms::{
+    Namespaces, PodTerms, Term, existing_term_matches, for_each_bound_pod, group_is_valid,
+};
+use crate::cluster::Snapshot;
+use crate::model::pod::PodAffinityTerm;
+use crate::model::{Labels, Node, Pod};
+use crate::policy::{Failure, Verdict};
+
+/// Upstream `ErrReasonAffinityRulesNotMatch` (UnschedulableAndUnresolvable).
+pub const REASON_AFFINITY: &str = "node(s) didn't match pod affinity rules";
+/// Upstream `ErrReasonAntiAffinityRulesNotMatch` (Unschedulable).
+pub const REASON_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rules";
+/// Upstream `ErrReasonExistingAntiAffinityRulesNotMatch` (Unschedulable).
+pub const REASON_EXISTING_ANTI_AFFINITY: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+
+/// What never changes after preparation.
+#[derive(Debug)]
+struct Prepared {
+    pod: Pod,
+    terms: PodTerms,
+    namespace_labels: Labels,
+    /// The pod matches all of its own required affinity terms (needed by
+    /// the "first pod of a group" exception).
+    matches_own_affinity: bool,
+}
+
+/// The per-pod filter state. Cloning shares the prepared tables; only
+/// pods added or removed since preparation are copied.
+#[derive(Debug, Clone)]
+pub struct AffinityFilter {
+    prepared: Arc<Prepared>,
+    affinity: LiveCounts,
+    anti_affinity: LiveCounts,
+    existing_anti_affinity: LiveCounts,
+}
+
+/// Prepare the filter for `pod`. `Ok(None)`: the rule does not apply (the
+/// pod has no required terms and no existing pod's required anti-affinity
+/// selects it), every node passes. `Err`: one of the pod's terms is invalid.
+pub fn prepare_filter(snapshot: &Snapshot, pod: &Pod) -> Result<Option<AffinityFilter>, String> {
+    let terms = PodTerms::parse(snapshot, pod)?;
+    let namespace_labels = snapshot
+        .namespace_labels(&pod.metadata.namespace)
+        .cloned()
+        .unwrap_or_default();
+    let existing = existing_anti_affinity_counts(snapshot, pod, &namespace_labels);
+    let existing = LiveCounts::new(existing);
+    if existing.is_empty()
+        && terms.required_affinity.is_empty()
+        && terms.required_anti_affinity.is_empty()
+    {
+        return Ok(None);
+    }
+    let affinity = affinity_counts(snapshot, &terms.required_affinity);
+    let anti_affinity = anti_affinity_counts(snapshot, &terms.required_anti_affinity);
+    let matches_own_affinity = matches_all(&terms.required_affinity, pod);
+    Ok(Some(AffinityFilter {
+        prepared: Arc::new(Prepared {
+            pod: pod.clone(),
+            terms,
+            namespace_labels,
+            matches_own_affinity,
+        }),
+        affinity: LiveCounts::new(affinity),
+        anti_affinity: LiveCounts::new(anti_affinity),
+        existing_anti_affinity: existing,
+    }))
+}
+
+/// Upstream `podMatchesAllAffinityTerms`: an empty list matches nothing.
+fn matches_all(terms: &[Term], pod: &Pod) -> bool {
+    !terms.is_empty() && terms.iter().all(|t| t.matches(pod))
+}
+
+fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
+    let mut counts = DomainCounts::default();
+    if terms.is_empty() {
+        return counts;
+    }
+    // A counted pod must match every term, so the narrowest term's
+    // namespaces are enough to look in.
+    let scope = terms
+        .iter()
+        .filter_map(|t| match &t.namespaces {
+            Namespaces::Listed(n) => Some(n),
+            Namespaces::All => None,
+        })
+        .min_by_key(|n| {
+            n.iter()
+                .map(|ns| snapshot.pods_in_namespace(ns).len())
+                .sum::<usize>()
+        });
+    let scope = scope.map_or(Namespaces::All, |n| Namespaces::Listed(n.clone()));
+    for_each_bound_pod(snapshot, &scope, |node, pod| {
+        if matches_all(terms, pod) {
+            for t in terms {
+                counts.add(node, &t.topology_key, 1, None);
+            }
+        }
+    });
+    counts
+}
+
+fn anti_affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
+    let mut counts = DomainCounts::default();
+    for (i, t) in terms.iter().enumerate() {
+        for_each_bound_pod(snapshot, &t.namespaces, |node, pod| {
+            if t.matches(pod) {
+                let witness = Witness {
+                    pod: pod.clone(),
+                    term: i,
+                };
+                counts.add(node, &t.topology_key, 1, Some(witness));
+            }
+        });
+    }
+    counts
+}
+
+pub(super) fn required_anti_terms(pod: &Pod) -> &[PodAffinityTerm] {
+    pod.pod_anti_affinity().map_or(&[][..], |a| {
+        &a.required_during_scheduling_ignored_during_execution[..]
+    })
+}
+
+/// The existing pod's required anti-affinity terms that select `incoming`,
+/// by index; none when the group does not parse (upstream drops it).
+fn existing_terms_selecting<'a>(
+    existing: &'a Pod,
+    incoming: &'a Pod,
+    incoming_ns_labels: &'a Labels,
+) -> impl Iterator<Item = (usize, &'a PodAffinityTerm)> + 'a {
+    let terms = required_anti_terms(existing);
+    let valid = group_is_valid(terms.iter());
+    terms.iter().enumerate().filter(move |(_, t)| {
+        valid && existing_term_matches(existing, t, incoming, incoming_ns_labels)
+    })
+}
+
+fn existing_anti_affinity_counts(
+    snapshot: &Snapshot,
+    incoming: &Pod,
+    incoming_ns_labels: &Labels,
+) -> DomainCounts {
+    let mut counts = DomainCounts::default();
+    let nodes = snapshot.nodes();
+    for r in snapshot.pods_with_required_anti_affinity() {
+        let Some(i) = r.node else { continue };
+        let node = &nodes[i as usize].node;
+        for (term, t) in existing_terms_selecting(&r.pod, incoming, incoming_ns_labels) {
+            let witness = Witness {
+                pod: r.pod.clone(),
+                term,
+            };
+            counts.add(node, &t.topology_key, 1, Some(witness));
+        }
+    }
+    counts
+}
+
+impl AffinityFilter {
+    /// Whether the incoming pod may run on `node` as far as pod
+    /// (anti-)affinity goes.
+    pub fn filter(&self, node: &Node) -> Verdict {
+        self.check_affinity(node)?;
+        self.check_anti_affinity(node)?;
+        self.check_existing_anti_affinity(node)
+    }
+
+    /// Upstream `satisfyPodAffinity`.
+    fn check_affinity(&self, node: &Node) -> Verdict {
+        let mut empty_domain = None;
+        for t in &self.prepared.terms.required_affinity {
+            let key = t.topology_key.as_str();
+            let Some(value) = node.label(key) else {
+                return Err(Failure::unresolvable(format!(
+                    "{REASON_AFFINITY}: node has no label {key}"
+                )));
+            };
+            if empty_domain.is_none() && self.affinity.count(key, value) <= 0 {
+                empty_domain = Some((key, value));
+            }
+        }
+        let Some((key, value)) = empty_domain else {
+            return Ok(());
+        };
+        // The first pod of a group that selects itself may start anywhere
+        // that has the keys, as long as no pod matches yet.
+        if self.affinity.is_empty() && self.prepared.matches_own_affinity {
+            return Ok(());
+        }
+        Err(Failure::unresolvable(format!(
+            "{REASON_AFFINITY}: no pod matching all affinity terms in {key}={value}"
+        )))
+    }
+
+    /// Upstream `satisfyPodAntiAffinity`: per term; a node without the
+    /// term's key passes it.
+    fn check_anti_affinity(&self, node: &Node) -> Verdict {
+        let terms = &self.prepared.terms.required_anti_affinity;
+        for t in terms {
+            let key = t.topology_key.as_str();
+            let Some(value) = node.label(key) else {
+                continue;
+            };
+            if self.anti_affinity.count(key, value) > 0 {
+                let culprit = self
+                    .anti_affinity
+                    .witness(key, value)
+                    .map(|w| format!("pod {} ({}) in ", w.pod.metadata.key(), terms[w.term]));
+                return Err(Failure::unschedulable(format!(
+                    "{REASON_ANTI_AFFINITY}: {}{key}={value}",
+                    culprit.unwrap_or_default()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Upstream `satisfyExistingPodsAntiAffinity`: any label pair of the
+    /// node that an existing pod's anti-affinity term has claimed.
+    fn check_existing_anti_affinity(&self, node: &Node) -> Verdict {
+        for key in self.existing_anti_affinity.keys() {
+            let Some(value) = node.label(key) else {
+                continue;
+            };
+            if self.existing_anti_affinity.count(key, value) > 0 {
+                let culprit = self.existing_anti_affinity.witness(key, value).map(|w| {
+                    let selector = required_anti_terms(&w.pod)
+                        .get(w.term)
+                        .and_then(|t| t.label_selector.as_ref())
+                        .map_or_else(|| "<none>".to_string(), ToString::to_string);
+                    format!("pod {} ({selector}) in ", w.pod.metadata.key())
+                });
+                return Err(Failure::unschedulable(format!(
+                    "{REASON_EXISTING_ANTI_AFFINITY}: {}{key}={value}",
+                    culprit.unwrap_or_default()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Count `existing` as running on `node` (upstream AddPod), e.g. a
+    /// nominated pod.
+    pub fn add_pod(&mut self, existing: &Pod, node: &Node) {
+        self.update(existing, node, 1);
+    }
+
+    /// Forget `existing` on `node` (upstream RemovePod), e.g. a victim.
+    pub fn remove_pod(&mut self, existing: &Pod, node: &Node) {
+        self.update(existing, node, -1);
+    }
+
+    fn update(&mut self, existing: &Pod, node: &Node, delta: i64) {
+        let prepared = Arc::clone(&self.prepared);
+        let mut shared: Option<Arc<Pod>> = None;
+        let mut witness = |term: usize| Witness {
+            pod: shared
+                .get_or_insert_with(|| Arc::new(existing.clone()))
+                .clone(),
+            term,
+        };
+        for (i, t) in existing_terms_selecting(existing, &prepared.pod, &prepared.namespace_labels)
+        {
+            self.existing_anti_affinity
+                .change(node, &t.topology_key, delta, witness(i));
+        }
+        let affinity = &prepared.terms.required_affinity;
+        if matches_all(affinity, existing) {
+            for (i, t) in affinity.iter().enumerate() {
+                self.affinity
+                    .change(node, &t.topology_key, delta, witness(i));
+            }
+        }
+        for (i, t) in prepared.terms.required_anti_affinity.iter().enumerate() {
+            if t.matches(existing) {
+                self.anti_affinity
+                    .change(node, &t.topology_key, delta, witness(i));
+            }
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! What filtering and scoring share: the pod's constraints (its own, or the
+//! cluster defaults with a selector from the Services and controllers that
+//! select it), which nodes take part, which pods are counted, and the
+//! per-node domain assignment over the whole cluster.
+
+use crate::cluster::Snapshot;
+use crate::config::scheduling::DefaultSpreadConstraints;
+use crate::model::node::untolerated_taint;
+use crate::model::pod::TopologySpreadConstraint;
+use crate::model::selector::{LabelSelectorRequirement, SelectorOperator};
+use crate::model::{LabelSelector, Node, Pod, Toleration};
+use crate::policy::node_affinity::RequiredNodeAffinity;
+
+pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
+pub const DO_NOT_SCHEDULE: &str = "DoNotSchedule";
+pub const SCHEDULE_ANYWAY: &str = "ScheduleAnyway";
+
+/// A constraint with its selector resolved (matchLabelKeys merged, or the
+/// default selector) and its defaults applied.
+#[derive(Debug, Clone)]
+pub struct Constraint {
+    pub max_skew: i32,
+    pub topology_key: String,
+    /// `None` selects nothing (a missing labelSelector).
+    pub selector: Option<LabelSelector>,
+    pub min_domains: i32,
+    pub honor_node_affinity: bool,
+    pub honor_node_taints: bool,
+}
+
+/// The constraints of one kind (`DoNotSchedule` or `ScheduleAnyway`) that
+/// apply to a pod.
+#[derive(Debug, Clone)]
+pub struct PodConstraints {
+    pub constraints: Vec<Constraint>,
+    /// They are the System defaults: nodes need not carry every key to be
+    /// scored.
+    pub system_defaulted: bool,
+}
+
+/// The pod's own constraints of `action`, or else the defaults of `action`
+/// with the default selector; empty when none apply. `Err` when a selector
+/// of the pod is invalid.
+pub fn constraints_for(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    action: &str,
+    defaults: &DefaultSpreadConstraints,
+) -> Result<PodConstraints, String> {
+    let own = &pod.spec.topology_spread_constraints;
+    if !own.is_empty() {
+        return Ok(PodConstraints {
+            constraints: resolve(own, pod, action)?,
+            system_defaulted: false,
+        });
+    }
+    let (list, system_defaulted) = defaults.constraints();
+    let mut constraints = resolve(&list, pod, action)?;
+    if !constraints.is_empty() {
+        let selector = default_selector(snapshot, pod);
+        if selector.is_empty() {
+            constraints.clear();
+        }
+        for c in &mut constraints {
+            c.selector = Some(selector.clone());
+        }
+    }
+    Ok(PodConstraints {
+        constraints,
+        system_defaulted,
+    })
+}
+
+fn resolve(
+    list: &[TopologySpreadConstraint],
+    pod: &Pod,
+    action: &str,
+) -> Result<Vec<Constraint>, String> {
+    let mut out = Vec::new();
+    for c in list.iter().filter(|c| c.when_unsatisfiable == action) {
+        if let Some(s) = &c.label_selector {
+            s.validate()
+                .map_err(|e| format!("topology spread constraint on {:?}: {e}", c.topology_key))?;
+        }
+        out.push(Constraint {
+            max_skew: c.max_skew,
+            topology_key: c.topology_key.clone(),
+            selector: merge_match_label_keys(c, &pod.metadata.labels),
+            min_domains: c.min_domains.unwrap_or(1),
+            honor_node_affinity: c.node_affinity_policy.as_deref() != Some("Ignore"),
+            honor_node_taints: c.node_taints_policy.as_deref() == Some("Honor"),
+        });
+    }
+    Ok(out)
+}
+
+/// `key = <incoming pod's value>` for every matchLabelKeys key the pod has,
+/// ANDed with the selector. A missing selector stays "selects nothing".
+fn merge_match_label_keys(
+    c: &TopologySpreadConstraint,
+    labels: &crate::model::Labels,
+) -> Option<LabelSelector> {
+    let mut selector = c.label_selector.clone()?;
+    for key in &c.match_label_keys {
+        if let Some(value) = labels.get(key) {
+            selector = selector.with_requirement(key, SelectorOperator::In, value);
+        }
+    }
+    Some(selector)
+}
+
+/// Upstream's DefaultSelector: the labels of every Service in the pod's
+/// namespace selecting it, merged, plus the selector of its controlling
+/// ReplicationController, ReplicaSet or StatefulSet.
+pub fn default_selector(snapshot: &Snapshot, pod: &Pod) -> LabelSelector {
+    let mut selector = LabelSelector::default();
+    let Some(owners) = snapshot.owners_in_namespace(&pod.metadata.namespace) else {
+        return selector;
+    };
+    let labels = &pod.metadata.labels;
+    for svc in &owners.services {
+        let s = &svc.spec.selector;
+        if !s.is_empty() && s.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+            selector
+                .match_labels
+                .extend(s.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
+    let Some(controller) = pod.metadata.controller() else {
+        return selector;
+    };
+    let named = |name: &str| name == controller.name;
+    match (controller.api_version.as_str(), controller.kind.as_str()) {
+        ("v1", "ReplicationController") => {
+            if let Some(rc) = owners
+                .replication_controllers
+                .iter()
+                .find(|rc| named(&rc.metadata.name))
+            {
+                selector
+                    .match_labels
+                    .extend(rc.spec.selector.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        ("apps/v1", kind @ ("ReplicaSet" | "StatefulSet")) => {
+            let list = if kind == "ReplicaSet" {
+                &owners.replica_sets
+            } else {
+                &owners.stateful_sets
+            };
+            let found = list.iter().find(|o| named(&o.metadata.name));
+            if let Some(s) = found.and_then(|o| o.spec.selector.as_ref())
+                && s.validate().is_ok()
+            {
+                add_requirements(&mut selector, s);
+            }
+        }
+        _ => {}
+    }
+    selector
+}
+
+/// AND every requirement of `other` into `selector`.
+fn add_requirements(selector: &mut LabelSelector, other: &LabelSelector) {
+    for (k, v) in &other.match_labels {
+        selector.match_expressions.push(LabelSelectorRequirement {
+            key: k.clone(),
+            operator: SelectorOperator::In,
+            values: vec![v.clone()],
+        });
+    }
+    selector
+        .match_expressions
+        .extend(other.match_expressions.iter().cloned());
+}
+
+impl Constraint {
+    /// Whether an existing pod counts for this constraint: same namespace,
+    /// not terminating, selected. An empty selector counts no pod.
+    pub fn counts(&self, pod: &Pod, namespace: &str) -> bool {
+        match &self.selector {
+            Some(s) => {
+                !s.is_empty()
+                    && !pod.is_terminating()
+                    && pod.metadata.namespace == namespace
+                    && s.matches(&pod.metadata.labels)
+            }
+            None => false,
+        }
+    }
+
+    /// Whether the incoming pod matches its own selector (adds 1 to skew).
+    pub fn selects(&self, pod: &Pod) -> bool {
+        self.selector
+            .as_ref()
+            .is_some_and(|s| s.matches(&pod.metadata.labels))
+    }
+
+    /// nodeAffinityPolicy / nodeTaintsPolicy: does the node take part?
+    pub fn includes_node(
+        &self,
+        node: &Node,
+        tolerations: &[Toleration],
+        required: &RequiredNodeAffinity,
+    ) -> bool {
+        (!self.honor_node_affinity || required.matches(node))
+            && (!self.honor_node_taints
+                || untolerated_taint(&node.spec.taints, tolerations).is_none())
+    }
+}
+
+/// A node carrying every topology key of `constraints`.
+pub fn has_all_keys(node: &Node, constraints: &[Constraint]) -> bool {
+    constraints
+        .iter()
+        .all(|c| node.metadata.labels.contains_key(&c.topology_key))
+}
+
+/// Interned topology values of one constraint and their pod counts.
+#[derive(Debug, Clone, Default)]
+pub struct DomainCounts {
+    ids: foldhash::HashMap<String, u32>,
+    pub counts: Vec<i64>,
+}
+
+impl DomainCounts {
+    pub fn register(&mut self, value: &str) -> u32 {
+        if let Some(&id) = self.ids.get(value) {
+            return id;
+        }
+        let id = self.counts.len() as u32;
+        self.ids.insert(value.to_string(), id);
+        self.counts.push(0);
+        id
+    }
+
+    pub fn id(&self, value: &str) -> Option<u32> {
+        self.ids.get(value).copied()
+    }
+
+    pub fn count(&self, value: &str) -> Option<i64> {
+        self.id(value).map(|id| self.counts[id as usize])
+    }
+
+    /// Number of registered domains.
+    pub fn domain_count(&self) -> usize {
+        self.counts.len()
+    }
+}
+
+/// Counts matching pods into the domains of every cluster node that takes
+/// part (`takes_part`), for each constraint whose inclusion policies the
+/// node passes. `domain` picks (and may register) the node's domain for a
+/// constraint. Returns each constraint's domain per [`NodeIdx`].
+pub fn count_cluster(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    constraints: &[Constraint],
+    takes_part: impl Fn(&Node) -> bool,
+    mut domain: impl FnMut(&Constraint, &Node, &mut DomainCounts) -> Option<u32>,
+    domains: &mut [DomainCounts],
+) {
+    let nodes = snapshot.nodes();
+    let required = RequiredNodeAffinity::of(pod);
+    let mut node_domains = vec![vec![None; nodes.len()]; constraints.len()];
+    for (idx, info) in nodes.iter().enumerate() {
+        let node = &*info.node;
+        if !takes_part(node) {
+            continue;
+        }
+        for (c, constraint) in constraints.iter().enumerate() {
+            if constraint.includes_node(node, &pod.spec.tolerations, &required) {
+                node_domains[c][idx] = domain(constraint, node, &mut domains[c]);
+            }
+        }
+    }
+    let namespace = &pod.metadata.namespace;
+    for r in snapshot.pods_in_namespace(namespace) {
+        let Some(idx) = r.node else { continue };
+        for (c, constraint) in constraints.iter().enumerate() {
+            if let Some(d) = node_domains[c][idx as usize]
+                && constraint.counts(&r.pod, namespace)
+            {
+                domains[c].counts[d as usize] += 1;
+            }
+        }
+    }
+}
