@@ -6,9 +6,13 @@ use axum::Router;
 
 use crate::server::AppState;
 
+mod any_case;
+pub mod preempt;
+pub mod scale_in;
+
 /// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
 pub fn scheduler_routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(preempt::routes())
 }
 
 /// `/admission/*`: kube-apiserver's webhook calls.
@@ -18,5 +22,5 @@ pub fn admission_routes() -> Router<AppState> {
 
 /// Everything else people and controllers call (e.g. `/scale-in`).
 pub fn other_routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(scale_in::routes())
 }

@@ -102,7 +102,13 @@ async fn handle(
             ));
         }
     };
-    let out = scale_in(&snapshot, &pods, req.count, req.preserve_spread, Timestamp::now());
+    let out = scale_in(
+        &snapshot,
+        &pods,
+        req.count,
+        req.preserve_spread,
+        Timestamp::now(),
+    );
     Ok(Json(encode(out)))
 }
 

@@ -19,6 +19,7 @@ use jiff::Timestamp;
 use crate::model::{Node, Pod};
 
 use super::Verdict;
+use super::filter::PodFilters;
 use super::resources::{Requests, pod_requests};
 
 pub use pick::pick_one_node;
@@ -30,6 +31,18 @@ pub trait NodeFilters: Clone {
     fn check(&self, node: &Node) -> Verdict;
     fn add_pod(&mut self, existing: &Pod, node: &Node);
     fn remove_pod(&mut self, existing: &Pod, node: &Node);
+}
+
+impl NodeFilters for PodFilters {
+    fn check(&self, node: &Node) -> Verdict {
+        PodFilters::check(self, node)
+    }
+    fn add_pod(&mut self, existing: &Pod, node: &Node) {
+        PodFilters::add_pod(self, existing, node);
+    }
+    fn remove_pod(&mut self, existing: &Pod, node: &Node) {
+        PodFilters::remove_pod(self, existing, node);
+    }
 }
 
 /// The pod that wants to preempt, with everything computed once.
