@@ -1,6 +1,7 @@
 //! What each subcommand does, and how its failures become exit codes:
 //! 0 clean shutdown, 2 usage or configuration error, 1 runtime failure.
 
+use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use tracing_subscriber::EnvFilter;
 use crate::certs::{self, CertsRequest};
 use crate::cli::{CertsArgs, Cli, Command, LogFormat, ServeArgs};
 use crate::cluster::ClusterView;
+use crate::cluster::file::{self, FileSource};
 use crate::config::Config;
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
 use crate::server::{self, AppState, ServeError, ServeOptions};
@@ -56,7 +58,8 @@ fn init_logging(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
@@ -98,24 +101,28 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
 }
 
 /// Whatever keeps the cluster view fed; dropping it stops the source.
-enum ClusterSource {}
+enum ClusterSource {
+    File { _watch: FileSource },
+}
 
 /// `--cluster-state F`, or else the live API server.
 fn start_cluster_source(
     args: &ServeArgs,
-    _view: Arc<ClusterView>,
+    view: Arc<ClusterView>,
 ) -> Result<ClusterSource, RunError> {
     match &args.cluster_state {
-        Some(path) => Err(RunError::Config(format!(
-            "{}: the file source is not wired yet",
-            path.display()
-        ))),
-        None => start_live_source(args.kubeconfig.as_deref()),
+        Some(path) => file::start(path, view)
+            .map(|watch| ClusterSource::File { _watch: watch })
+            .map_err(|e| RunError::Config(e.to_string())),
+        None => start_live_source(args.kubeconfig.as_deref(), view),
     }
 }
 
 /// The live API source; replaced when the watch-based source lands.
-fn start_live_source(kubeconfig: Option<&Path>) -> Result<ClusterSource, RunError> {
+fn start_live_source(
+    kubeconfig: Option<&Path>,
+    _view: Arc<ClusterView>,
+) -> Result<ClusterSource, RunError> {
     let asked = kubeconfig.map_or_else(
         || "no --cluster-state given, so the live API server was asked for".to_string(),
         |p| format!("--kubeconfig {} asks for the live API server", p.display()),

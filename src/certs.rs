@@ -137,9 +137,7 @@ struct Issued {
 }
 
 fn issue(dns: &[String], ips: &[IpAddr]) -> Result<Issued, CertsError> {
-    let today = jiff::Timestamp::now()
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .date();
+    let today = today_utc();
 
     let mut ca = CertificateParams::default();
     ca.distinguished_name = common_name("kube-arbiter CA");
@@ -196,8 +194,15 @@ fn common_name(name: &str) -> DistinguishedName {
     dn
 }
 
-/// From the start of today (UTC), so clocks a little behind still accept it.
-fn set_validity(
+/// Valid `years` from the start of today (UTC), so clocks a little behind
+/// still accept it.
+pub(crate) fn today_utc() -> jiff::civil::Date {
+    jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+}
+
+pub(crate) fn set_validity(
     params: &mut CertificateParams,
     today: jiff::civil::Date,
     years: i16,

@@ -142,5 +142,5 @@ pub fn request_span(req: &Request) -> Span {
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
-    tracing::info_span!("request", id, method = %req.method(), path = %req.uri().path())
+    tracing::info_span!("request", request_id = id, method = %req.method(), path = %req.uri().path())
 }

@@ -12,5 +12,5 @@ mod tls_reload;
 
 pub use error::{ApiError, ApiJson};
 pub use router::router;
-pub use serve::{ServeError, ServeOptions, serve, termination_signal};
+pub use serve::{ServeError, ServeOptions, Server, serve, termination_signal};
 pub use state::AppState;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{Method, Uri};
+use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{from_fn, from_fn_with_state};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -20,12 +20,23 @@ use super::{ApiError, AppState, probes};
 use crate::api;
 
 pub fn router(state: AppState) -> Router {
-    let settings = &state.config.server;
-    let scheduler = with_body_limit(api::scheduler_routes(), settings.scheduler_body_limit_bytes);
-    let admission_and_other = with_body_limit(
+    assemble(
+        state,
+        api::scheduler_routes(),
         api::admission_routes().merge(api::other_routes()),
-        settings.admission_body_limit_bytes,
-    );
+    )
+}
+
+/// The router around the given API groups (tests pass their own).
+fn assemble(
+    state: AppState,
+    scheduler: Router<AppState>,
+    admission_and_other: Router<AppState>,
+) -> Router {
+    let settings = &state.config.server;
+    let scheduler = with_body_limit(scheduler, settings.scheduler_body_limit_bytes);
+    let admission_and_other =
+        with_body_limit(admission_and_other, settings.admission_body_limit_bytes);
     let timeout = Duration::from_secs(settings.request_timeout_seconds);
     // Outermost first: the id exists before the span, the span before
     // anything logs, metrics see the final status.
@@ -42,6 +53,7 @@ pub fn router(state: AppState) -> Router {
         .merge(scheduler)
         .merge(admission_and_other)
         .fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
         // Router::layer (not wrapping the Router) so middleware sees MatchedPath.
         .layer(plumbing)
         .with_state(state)
@@ -58,3 +70,14 @@ fn with_body_limit(routes: Router<AppState>, limit: usize) -> Router<AppState> {
 async fn no_route(method: Method, uri: Uri) -> ApiError {
     ApiError::not_found(format!("no route for {method} {}", uri.path()))
 }
+
+async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}
+
+#[cfg(test)]
+#[path = "router_tests.rs"]
+mod tests;

@@ -6,6 +6,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Router;
 use axum_server::Handle;
 use axum_server::tls_rustls::RustlsConfig;
 use tokio::signal::unix::{SignalKind, signal};
@@ -58,52 +59,99 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let (rustls, _reloader) = tls_config(&options.tls, &state)?;
-    let https = bind(options.listen)?;
-    let https_addr = https.local_addr()?;
-    let metrics = options.metrics_listen.map(bind).transpose()?;
-    let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
+    let server = Server::bind(&options, &state)?;
+    server.run(router(state.clone()), state, shutdown).await
+}
 
-    let https_handle = Handle::new();
-    let mut https_server = axum_server::from_tcp_rustls(https, rustls)?;
-    https_server.http_builder().http1().keep_alive(true);
-    let https_server = https_server
-        .handle(https_handle.clone())
-        .serve(router(state.clone()).into_make_service());
-    tracing::info!("listening on https://{https_addr}");
+/// Sockets bound and TLS loaded, not yet serving: binding is where
+/// configuration errors show, and tests learn the port of `:0` here.
+pub struct Server {
+    https: TcpListener,
+    metrics: Option<TcpListener>,
+    rustls: RustlsConfig,
+    reloader: Option<CertReloader>,
+}
 
-    let metrics_handle = Handle::new();
-    let metrics_server = match metrics {
-        Some(listener) => {
-            let addr = listener.local_addr()?;
-            let app = probes::routes().with_state(state);
-            let server = axum_server::from_tcp(listener)?
-                .handle(metrics_handle.clone())
-                .serve(app.into_make_service());
-            tracing::info!("serving metrics and probes on http://{addr}");
-            Some(tokio::spawn(server))
-        }
-        None => None,
-    };
-
-    tokio::pin!(https_server);
-    tokio::select! {
-        result = &mut https_server => result?,
-        _ = shutdown => {
-            tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections, finishing in-flight requests");
-            https_handle.graceful_shutdown(Some(grace));
-            metrics_handle.graceful_shutdown(Some(grace));
-            https_server.await?;
-        }
+impl Server {
+    /// Load TLS (and start following the files) and bind the listeners.
+    /// Must be called inside a tokio runtime.
+    pub fn bind(options: &ServeOptions, state: &AppState) -> Result<Self, ServeError> {
+        let (rustls, reloader) = tls_config(&options.tls, state)?;
+        let https = bind(options.listen)?;
+        let metrics = options.metrics_listen.map(bind).transpose()?;
+        Ok(Self {
+            https,
+            metrics,
+            rustls,
+            reloader,
+        })
     }
-    if let Some(task) = metrics_server {
-        match task.await {
-            Ok(result) => result?,
-            Err(e) => tracing::warn!("metrics listener ended abnormally: {e}"),
-        }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.https.local_addr()
     }
-    tracing::info!("shut down cleanly");
-    Ok(())
+
+    /// Serve `app` (and the probes on the metrics listener) until `shutdown`.
+    pub async fn run(
+        self,
+        app: Router,
+        state: AppState,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
+        let Self {
+            https,
+            metrics,
+            rustls,
+            reloader: _reloader,
+        } = self;
+        let https_addr = https.local_addr()?;
+        let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
+
+        let https_handle = Handle::new();
+        let mut https_server = axum_server::from_tcp_rustls(https, rustls)?;
+        https_server.http_builder().http1().keep_alive(true);
+        let https_server = https_server
+            .handle(https_handle.clone())
+            .serve(app.into_make_service());
+        tracing::info!("listening on https://{https_addr}");
+
+        let metrics_handle = Handle::new();
+        let metrics_server = match metrics {
+            Some(listener) => {
+                let addr = listener.local_addr()?;
+                let probes = probes::routes().with_state(state);
+                let server = axum_server::from_tcp(listener)?
+                    .handle(metrics_handle.clone())
+                    .serve(probes.into_make_service());
+                tracing::info!("serving metrics and probes on http://{addr}");
+                Some(tokio::spawn(server))
+            }
+            None => None,
+        };
+
+        tokio::pin!(https_server);
+        let result = tokio::select! {
+            result = &mut https_server => {
+                metrics_handle.shutdown();
+                result
+            }
+            _ = shutdown => {
+                tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections, finishing in-flight requests");
+                https_handle.graceful_shutdown(Some(grace));
+                metrics_handle.graceful_shutdown(Some(grace));
+                https_server.await
+            }
+        };
+        if let Some(task) = metrics_server {
+            match task.await {
+                Ok(metrics_result) => metrics_result?,
+                Err(e) => tracing::warn!("metrics listener ended abnormally: {e}"),
+            }
+        }
+        result?;
+        tracing::info!("shut down cleanly");
+        Ok(())
+    }
 }
 
 /// The served TLS configuration and, with files, the reloader following them.

@@ -12,6 +12,8 @@ use rustls::server::danger::ClientCertVerifier;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
+use crate::certs;
+
 /// Names the generated certificate is valid for.
 const SELF_SIGNED_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
@@ -105,9 +107,14 @@ pub fn client_verifier(ca: &Path) -> Result<Arc<dyn ClientCertVerifier>, TlsErro
 /// trusts it, so it is for trying kube-arbiter out only.
 pub fn self_signed(verifier: Option<Arc<dyn ClientCertVerifier>>) -> Result<ServingCert, TlsError> {
     let names: Vec<String> = SELF_SIGNED_NAMES.iter().map(|n| n.to_string()).collect();
-    let generated = rcgen::generate_simple_self_signed(names)?;
-    let cert = generated.cert.der().clone();
-    let key = PrivateKeyDer::Pkcs8(generated.signing_key.serialize_der().into());
+    let mut params = rcgen::CertificateParams::new(names)?;
+    certs::set_validity(&mut params, certs::today_utc(), 1).map_err(|e| TlsError::Validity {
+        path: "self-signed certificate".into(),
+        reason: e.to_string(),
+    })?;
+    let signing_key = rcgen::KeyPair::generate()?;
+    let cert = params.self_signed(&signing_key)?.der().clone();
+    let key = PrivateKeyDer::Pkcs8(signing_key.serialize_der().into());
     let not_after = not_after(&cert, "self-signed certificate")?;
     let config = server_config(vec![cert], key, verifier).map_err(|source| TlsError::Pair {
         cert: "self-signed certificate".into(),

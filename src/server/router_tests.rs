@@ -1,0 +1,288 @@
+//! The plumbing every route gets, driven in-process with test routes in
+//! the API groups (the real groups are filled by the API modules).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::http::{Request, StatusCode, header};
+use axum::routing::{get, post};
+use tower::ServiceExt;
+
+use super::{assemble, router};
+use crate::cluster::{ClusterView, Snapshot};
+use crate::config::Config;
+use crate::server::{ApiJson, AppState};
+
+const SCHEDULER_LIMIT: usize = 4 << 20;
+const ADMISSION_LIMIT: usize = 1 << 20;
+
+fn state(ready: bool) -> AppState {
+    let view = Arc::new(ClusterView::new());
+    if ready {
+        view.publish(Snapshot::default());
+    }
+    let mut config = Config::default();
+    config.server.scheduler_body_limit_bytes = SCHEDULER_LIMIT;
+    config.server.admission_body_limit_bytes = ADMISSION_LIMIT;
+    config.server.request_timeout_seconds = 1;
+    AppState::new(view, config)
+}
+
+async fn json_len(ApiJson(v): ApiJson<serde_json::Value>) -> String {
+    v.as_str().map_or(0, str::len).to_string()
+}
+
+async fn bytes_len(body: Bytes) -> String {
+    body.len().to_string()
+}
+
+async fn panics() -> &'static str {
+    panic!("boom")
+}
+
+fn app(state: AppState) -> Router {
+    let scheduler = Router::new()
+        .route("/scheduler/{verb}", post(json_len))
+        .route("/scheduler/raw", post(bytes_len));
+    let admission = Router::new()
+        .route("/admission/x", post(json_len))
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                "late"
+            }),
+        )
+        .route("/panic", get(panics));
+    assemble(state, scheduler, admission)
+}
+
+/// A JSON string body of about `n` bytes.
+fn json_body(n: usize) -> String {
+    format!("\"{}\"", "a".repeat(n))
+}
+
+async fn send(app: Router, req: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
+    let response = app.oneshot(req).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, headers, String::from_utf8(body.to_vec()).unwrap())
+}
+
+fn post_json(path: &str, body: String) -> Request<Body> {
+    Request::post(path)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body))
+        .unwrap()
+}
+
+/// A body without Content-Length, as a chunked upload sends it.
+fn post_chunked(path: &str, body: String) -> Request<Body> {
+    let chunks: Vec<Result<Bytes, std::io::Error>> = body
+        .into_bytes()
+        .chunks(64 << 10)
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    Request::post(path)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(futures::stream::iter(chunks)))
+        .unwrap()
+}
+
+fn error_of(body: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    v["error"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn unknown_path_is_404_json_naming_it() {
+    let (status, _, body) = send(
+        app(state(true)),
+        Request::get("/nope").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(error_of(&body).contains("/nope"));
+}
+
+#[tokio::test]
+async fn wrong_method_is_405_json() {
+    let (status, headers, body) = send(app(state(true)), post_json("/healthz", "{}".into())).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+    assert!(error_of(&body).contains("POST"));
+}
+
+#[tokio::test]
+async fn request_id_is_generated_when_absent() {
+    let (_, headers, _) = send(
+        app(state(true)),
+        Request::get("/healthz").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert!(!headers["x-request-id"].is_empty());
+}
+
+#[tokio::test]
+async fn request_id_is_echoed_when_given() {
+    let req = Request::get("/healthz")
+        .header("x-request-id", "abc-123")
+        .body(Body::empty())
+        .unwrap();
+    let (_, headers, _) = send(app(state(true)), req).await;
+    assert_eq!(headers["x-request-id"], "abc-123");
+}
+
+#[tokio::test]
+async fn readyz_is_503_json_until_a_view_is_published() {
+    let req = || Request::get("/readyz").body(Body::empty()).unwrap();
+    let (status, _, body) = send(app(state(false)), req()).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(error_of(&body).contains("not ready"));
+    let (status, _, _) = send(app(state(true)), req()).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn healthz_is_200_even_before_the_view_is_ready() {
+    let (status, _, _) = send(
+        app(state(false)),
+        Request::get("/healthz").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn scheduler_body_above_axums_2mb_default_but_within_our_limit_is_read() {
+    let n = 3 << 20;
+    let (status, _, body) = send(
+        app(state(true)),
+        post_chunked("/scheduler/filter", json_body(n)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, n.to_string());
+}
+
+#[tokio::test]
+async fn declared_body_over_the_scheduler_limit_is_413_json() {
+    let (status, _, body) = send(
+        app(state(true)),
+        post_json("/scheduler/filter", json_body(SCHEDULER_LIMIT)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(error_of(&body).contains("limit"));
+}
+
+#[tokio::test]
+async fn chunked_body_over_the_limit_is_413_json_for_json_handlers() {
+    let (status, _, body) = send(
+        app(state(true)),
+        post_chunked("/scheduler/filter", json_body(SCHEDULER_LIMIT)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(error_of(&body).contains("limit"));
+}
+
+#[tokio::test]
+async fn chunked_body_over_the_limit_is_413_json_for_raw_handlers() {
+    let (status, _, body) = send(
+        app(state(true)),
+        post_chunked("/scheduler/raw", json_body(SCHEDULER_LIMIT)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    error_of(&body);
+}
+
+#[tokio::test]
+async fn admission_routes_have_the_smaller_limit() {
+    let n = ADMISSION_LIMIT + 10;
+    let (status, _, _) = send(app(state(true)), post_json("/admission/x", json_body(n))).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let (status, _, _) = send(
+        app(state(true)),
+        post_json("/scheduler/filter", json_body(n)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn malformed_json_is_400_json() {
+    let (status, _, body) = send(
+        app(state(true)),
+        post_json("/scheduler/filter", "{oops".into()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(error_of(&body).contains("not valid JSON"));
+}
+
+#[tokio::test]
+async fn slow_handler_is_answered_503_json_at_the_timeout() {
+    let (status, _, body) = send(
+        app(state(true)),
+        Request::get("/slow").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(error_of(&body), "request timed out after 1s");
+}
+
+#[tokio::test]
+async fn panicking_handler_is_answered_500_json() {
+    let (status, _, body) = send(
+        app(state(true)),
+        Request::get("/panic").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(error_of(&body), "internal error");
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_template_and_status() {
+    let state = state(true);
+    let app = app(state.clone());
+    send(app.clone(), post_json("/scheduler/filter", json_body(1))).await;
+    send(
+        app.clone(),
+        Request::get("/no/such/path").body(Body::empty()).unwrap(),
+    )
+    .await;
+    let (status, _, text) = send(app, Request::get("/metrics").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        text.contains(
+            r#"kube_arbiter_http_requests_total{route="/scheduler/{verb}",status="200"} 1"#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"kube_arbiter_http_requests_total{route="unmatched",status="404"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains("kube_arbiter_http_request_duration_seconds_bucket"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn the_real_router_mounts_the_probes() {
+    let (status, _, _) = send(
+        router(state(true)),
+        Request::get("/healthz").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+}

@@ -1,0 +1,76 @@
+//! How `serve` refuses bad starts: exit 2 with a message that says what to fix.
+
+mod common;
+
+use common::{TestCa, run};
+
+fn stderr_of(args: &[&str]) -> (Option<i32>, String) {
+    let out = run(args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn without_a_cluster_source_it_says_how_to_use_cluster_state() {
+    let (code, stderr) = stderr_of(&["serve", "--listen", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--cluster-state"), "{stderr}");
+}
+
+#[test]
+fn a_key_that_does_not_match_the_certificate_is_a_config_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("ca");
+    let (cert, _) = ca.server_pair(&["localhost"]).write(dir.path());
+    let other_key = dir.path().join("other.key");
+    std::fs::write(&other_key, ca.server_pair(&["localhost"]).key_pem).unwrap();
+    let state = common::empty_state_file(dir.path());
+    let (code, stderr) = stderr_of(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        other_key.to_str().unwrap(),
+        "--cluster-state",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("other.key"), "{stderr}");
+}
+
+#[test]
+fn unknown_config_key_is_a_config_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, "server:\n  noSuchSetting: 1\n").unwrap();
+    let (code, stderr) = stderr_of(&["serve", "--config", config.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("noSuchSetting"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let (code, _) = stderr_of(&["serve", "--tls-cert", "only-the-cert.pem"]);
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn a_port_in_use_is_a_runtime_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let state = common::empty_state_file(dir.path());
+    let (code, stderr) = stderr_of(&[
+        "serve",
+        "--listen",
+        &addr,
+        "--cluster-state",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains(&addr), "{stderr}");
+}

@@ -1,0 +1,228 @@
+//! Shared helpers for the end-to-end tests: certificates made with rcgen,
+//! the built binary started on a free port, HTTPS clients that trust a
+//! given CA.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_kube-arbiter");
+
+/// Long enough for a loaded 2-core machine; tests poll up to it and
+/// normally finish far sooner.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+pub fn install_provider() {
+    kube_arbiter::server::tls::install_crypto_provider();
+}
+
+/// A throwaway certificate authority.
+pub struct TestCa {
+    pub cert_pem: String,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+/// PEM certificate and key.
+pub struct Pair {
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+impl TestCa {
+    pub fn new(name: &str) -> Self {
+        let mut params = CertificateParams::default();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let key = KeyPair::generate().unwrap();
+        let cert_pem = params.self_signed(&key).unwrap().pem();
+        Self {
+            cert_pem,
+            issuer: Issuer::new(params, key),
+        }
+    }
+
+    pub fn server_pair(&self, names: &[&str]) -> Pair {
+        self.issue(names, ExtendedKeyUsagePurpose::ServerAuth)
+    }
+
+    pub fn client_pair(&self, name: &str) -> Pair {
+        self.issue(&[name], ExtendedKeyUsagePurpose::ClientAuth)
+    }
+
+    fn issue(&self, names: &[&str], usage: ExtendedKeyUsagePurpose) -> Pair {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = CertificateParams::new(names.clone()).unwrap();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, &names[0]);
+        params.extended_key_usages = vec![usage];
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        Pair {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        }
+    }
+}
+
+impl Pair {
+    pub fn write(&self, dir: &Path) -> (PathBuf, PathBuf) {
+        let cert = dir.join("tls.crt");
+        let key = dir.join("tls.key");
+        std::fs::write(&cert, &self.cert_pem).unwrap();
+        std::fs::write(&key, &self.key_pem).unwrap();
+        (cert, key)
+    }
+
+    pub fn identity(&self) -> reqwest::Identity {
+        reqwest::Identity::from_pem(format!("{}{}", self.cert_pem, self.key_pem).as_bytes())
+            .unwrap()
+    }
+
+    pub fn cert_der(&self) -> Vec<u8> {
+        use rustls_pki_types::pem::PemObject;
+        rustls_pki_types::CertificateDer::from_pem_slice(self.cert_pem.as_bytes())
+            .unwrap()
+            .to_vec()
+    }
+}
+
+/// An empty cluster: the server is ready with it.
+pub fn empty_state_file(dir: &Path) -> PathBuf {
+    let path = dir.join("cluster.yaml");
+    std::fs::write(&path, "apiVersion: v1\nkind: List\nitems: []\n").unwrap();
+    path
+}
+
+/// The built binary running `serve`, its log captured.
+pub struct ServerProcess {
+    child: Child,
+    pub addr: SocketAddr,
+    log: Arc<Mutex<String>>,
+}
+
+impl ServerProcess {
+    /// `kube-arbiter serve --listen 127.0.0.1:0 ARGS...`, once it listens.
+    pub fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(addr) = line.split("listening on https://").nth(1) {
+                    let _ = tx.send(addr.trim().parse::<SocketAddr>().unwrap());
+                }
+                let mut log = sink.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let addr = match rx.recv_timeout(PATIENCE) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("server did not start:\n{}", log.lock().unwrap());
+            }
+        };
+        Self { child, addr, log }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("https://localhost:{}{path}", self.addr.port())
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    pub fn sigterm(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// The exit status, waiting at most [`PATIENCE`] (async, so the test's
+    /// own client connections keep being driven meanwhile).
+    pub async fn wait(&mut self) -> ExitStatus {
+        let start = Instant::now();
+        while start.elapsed() < PATIENCE {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("server did not exit:\n{}", self.log());
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Run the binary to completion.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+/// A client that trusts only `ca_pem` and reaches `localhost` at `addr`.
+pub fn client(ca_pem: &str, addr: SocketAddr) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .tls_backend_rustls()
+        .tls_certs_only([reqwest::Certificate::from_pem(ca_pem.as_bytes()).unwrap()])
+        .resolve("localhost", addr)
+        .timeout(PATIENCE)
+}
+
+/// Poll `check` until it returns `Some`, at most [`PATIENCE`].
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    while start.elapsed() < PATIENCE {
+        if let Some(v) = check().await {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("gave up waiting for {what}");
+}
+
+/// The value of an un-labelled counter or gauge in a /metrics text.
+pub fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}

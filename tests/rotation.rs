@@ -1,0 +1,176 @@
+//! Certificate rotation on disk: the new pair is served without a restart,
+//! open connections keep working, and a bad pair never replaces a good one.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{
+    Pair, ServerProcess, TestCa, client, empty_state_file, eventually, install_provider, metric,
+};
+
+struct Setup {
+    dir: tempfile::TempDir,
+    server: ServerProcess,
+    ca: TestCa,
+    first: Pair,
+}
+
+fn serve(cert: &Path, key: &Path, dir: &Path) -> ServerProcess {
+    let state = empty_state_file(dir);
+    ServerProcess::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--cluster-state",
+        state.to_str().unwrap(),
+    ])
+}
+
+fn serve_from_plain_files() -> Setup {
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("rotation CA");
+    let first = ca.server_pair(&["localhost"]);
+    let (cert, key) = first.write(dir.path());
+    let server = serve(&cert, &key, dir.path());
+    Setup {
+        dir,
+        server,
+        ca,
+        first,
+    }
+}
+
+/// The certificate a brand-new connection is served.
+async fn served_cert(ca: &TestCa, server: &ServerProcess) -> Option<Vec<u8>> {
+    let response = client(&ca.cert_pem, server.addr)
+        .tls_info(true)
+        .build()
+        .unwrap()
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .ok()?;
+    peer_cert(&response)
+}
+
+fn peer_cert(response: &reqwest::Response) -> Option<Vec<u8>> {
+    response
+        .extensions()
+        .get::<reqwest::tls::TlsInfo>()?
+        .peer_certificate()
+        .map(<[u8]>::to_vec)
+}
+
+async fn metrics_text(setup: &Setup) -> String {
+    client(&setup.ca.cert_pem, setup.server.addr)
+        .build()
+        .unwrap()
+        .get(setup.server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn rewritten_cert_then_key_is_served_and_open_connections_keep_working() {
+    let setup = serve_from_plain_files();
+    let kept = client(&setup.ca.cert_pem, setup.server.addr)
+        .tls_info(true)
+        .build()
+        .unwrap();
+    let before = kept.get(setup.server.url("/healthz")).send().await.unwrap();
+    assert_eq!(peer_cert(&before), Some(setup.first.cert_der()));
+
+    // cert-manager's order: the certificate first, then its key.
+    let second = setup.ca.server_pair(&["localhost"]);
+    std::fs::write(setup.dir.path().join("tls.crt"), &second.cert_pem).unwrap();
+    std::fs::write(setup.dir.path().join("tls.key"), &second.key_pem).unwrap();
+
+    let wanted = second.cert_der();
+    eventually("the rotated certificate to be served", || async {
+        (served_cert(&setup.ca, &setup.server).await? == wanted).then_some(())
+    })
+    .await;
+
+    // The connection opened before the rotation still answers, and is
+    // still the same TLS session (it shows the old certificate).
+    let after = kept.get(setup.server.url("/healthz")).send().await.unwrap();
+    assert_eq!(after.status(), 200);
+    assert_eq!(peer_cert(&after), Some(setup.first.cert_der()));
+
+    let text = metrics_text(&setup).await;
+    assert_eq!(
+        metric(&text, "kube_arbiter_tls_reloads_total"),
+        Some(1.0),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_broken_certificate_is_counted_and_the_old_one_kept() {
+    let mut setup = serve_from_plain_files();
+    std::fs::write(
+        setup.dir.path().join("tls.crt"),
+        "-----BEGIN CERTIFICATE-----\nnot base64\n",
+    )
+    .unwrap();
+
+    eventually("the refused rotation to be counted", || async {
+        let text = metrics_text(&setup).await;
+        (metric(&text, "kube_arbiter_tls_reload_failures_total")? >= 1.0).then_some(())
+    })
+    .await;
+    assert!(setup.server.is_running());
+    assert_eq!(
+        served_cert(&setup.ca, &setup.server).await,
+        Some(setup.first.cert_der())
+    );
+    assert!(
+        setup
+            .server
+            .log()
+            .contains("still serving the previous certificate")
+    );
+}
+
+/// Kubernetes Secret volumes: `tls.crt -> ..data/tls.crt`, `..data ->
+/// ..<timestamp>`; an update writes a new timestamped directory and swaps
+/// the `..data` symlink in one rename.
+#[tokio::test]
+async fn a_secret_volume_symlink_swap_is_followed() {
+    use std::os::unix::fs::symlink;
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let ca = TestCa::new("secret CA");
+    let first = ca.server_pair(&["localhost"]);
+    let write_version = |name: &str, pair: &Pair| -> PathBuf {
+        let version = root.join(name);
+        std::fs::create_dir(&version).unwrap();
+        pair.write(&version);
+        version
+    };
+    write_version("..v1", &first);
+    symlink("..v1", root.join("..data")).unwrap();
+    symlink("..data/tls.crt", root.join("tls.crt")).unwrap();
+    symlink("..data/tls.key", root.join("tls.key")).unwrap();
+    let server = serve(&root.join("tls.crt"), &root.join("tls.key"), root);
+    assert_eq!(served_cert(&ca, &server).await, Some(first.cert_der()));
+
+    let second = ca.server_pair(&["localhost"]);
+    write_version("..v2", &second);
+    symlink("..v2", root.join("..data_tmp")).unwrap();
+    std::fs::rename(root.join("..data_tmp"), root.join("..data")).unwrap();
+
+    let wanted = second.cert_der();
+    eventually("the swapped certificate to be served", || async {
+        (served_cert(&ca, &server).await? == wanted).then_some(())
+    })
+    .await;
+}
