@@ -11,11 +11,12 @@ use serde_json::json;
 
 use kube_arbiter::cluster::{ClusterObjects, Snapshot};
 use kube_arbiter::config::SchedulingSettings;
+use kube_arbiter::config::scheduling::DefaultSpreadConstraints;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::filter::PodFilters;
 use kube_arbiter::policy::preemption::Preemptor;
 use kube_arbiter::policy::resources::{NodeResources, pod_requests};
-use kube_arbiter::policy::scale_in::scale_in;
+use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
 
 fn now() -> Timestamp {
     "2024-06-01T00:00:00Z".parse().unwrap()
@@ -33,7 +34,11 @@ fn node(name: &str, zone: &str, cpu: i64, mem: i64, pods: i64) -> Node {
 type PodSpec = (i32, i64, i64, Option<i64>);
 
 fn pod(name: &str, node: &str, (priority, cpu, mem, start): PodSpec) -> Pod {
-    let start = start.map(|s| Timestamp::from_second(1_700_000_000 + s).unwrap().to_string());
+    let start = start.map(|s| {
+        Timestamp::from_second(1_700_000_000 + s)
+            .unwrap()
+            .to_string()
+    });
     serde_json::from_value(json!({
         "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"), "labels": {"app": "x"}},
         "spec": {"nodeName": node, "priority": priority,
@@ -44,7 +49,12 @@ fn pod(name: &str, node: &str, (priority, cpu, mem, start): PodSpec) -> Pod {
 }
 
 fn pod_spec() -> impl Strategy<Value = PodSpec> {
-    (-3i32..4, 0i64..600, 0i64..600, proptest::option::of(0i64..50))
+    (
+        -3i32..4,
+        0i64..600,
+        0i64..600,
+        proptest::option::of(0i64..50),
+    )
 }
 
 proptest! {
@@ -112,28 +122,49 @@ fn spread_cluster(
     max_skew: i32,
 ) -> (Snapshot, Vec<Pod>) {
     let nodes: Vec<Node> = (0..per_node.len())
-        .map(|i| node(&format!("n{i}"), &format!("z{}", i % zones), 10_000, 10_000, 100))
+        .map(|i| {
+            node(
+                &format!("n{i}"),
+                &format!("z{}", i % zones),
+                10_000,
+                10_000,
+                100,
+            )
+        })
         .collect();
     let mut workload = Vec::new();
     let mut others = Vec::new();
     for (i, &(mine, theirs)) in per_node.iter().enumerate() {
         for k in 0..mine {
-            let mut p = pod(&format!("w-{i}-{k}"), &format!("n{i}"), (0, 10, 10, Some((i * 7 + k) as i64)));
+            let mut p = pod(
+                &format!("w-{i}-{k}"),
+                &format!("n{i}"),
+                (0, 10, 10, Some((i * 7 + k) as i64)),
+            );
             p.spec.topology_spread_constraints = serde_json::from_value(json!([{
                 "maxSkew": max_skew, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
                 "labelSelector": {"matchLabels": {"app": "x"}}}]))
-                .unwrap();
+            .unwrap();
             p.metadata.owner_references = serde_json::from_value(json!([
-                {"kind": "ReplicaSet", "name": "w", "controller": true}])).unwrap();
+                {"kind": "ReplicaSet", "name": "w", "controller": true}]))
+            .unwrap();
             workload.push(p);
         }
         for k in 0..theirs {
-            others.push(pod(&format!("other-{i}-{k}"), &format!("n{i}"), (0, 10, 10, Some(1))));
+            others.push(pod(
+                &format!("other-{i}-{k}"),
+                &format!("n{i}"),
+                (0, 10, 10, Some(1)),
+            ));
         }
     }
     let mut all = workload.clone();
     all.extend(others);
-    let snapshot = Snapshot::build(ClusterObjects { nodes, pods: all, ..Default::default() });
+    let snapshot = Snapshot::build(ClusterObjects {
+        nodes,
+        pods: all,
+        ..Default::default()
+    });
     (snapshot, workload)
 }
 
@@ -142,14 +173,20 @@ fn skew_after(snapshot: &Snapshot, zones: usize, removed: &[&str]) -> i64 {
     let mut counts = vec![0i64; zones];
     for info in snapshot.nodes() {
         let z: usize = info.node.metadata.labels["zone"][1..].parse().unwrap();
-        counts[z] += info.pods.iter().filter(|p| !removed.contains(&p.metadata.name.as_str())).count() as i64;
+        counts[z] += info
+            .pods
+            .iter()
+            .filter(|p| !removed.contains(&p.metadata.name.as_str()))
+            .count() as i64;
     }
     counts.iter().max().unwrap() - counts.iter().min().unwrap()
 }
 
 fn subsets(n: usize, k: usize) -> Vec<Vec<usize>> {
-    (0u32..(1 << n)).filter(|m| m.count_ones() as usize == k)
-        .map(|m| (0..n).filter(|i| m & (1 << i) != 0).collect()).collect()
+    (0u32..(1 << n))
+        .filter(|m| m.count_ones() as usize == k)
+        .map(|m| (0..n).filter(|i| m & (1 << i) != 0).collect())
+        .collect()
 }
 
 proptest! {
@@ -167,7 +204,8 @@ proptest! {
         prop_assume!(!workload.is_empty() && workload.len() <= 12);
         let count = count_seed % (workload.len() + 1);
         let refs: Vec<&Pod> = workload.iter().collect();
-        let out = scale_in(&snapshot, &refs, count, true, now());
+        let defaults = DefaultSpreadConstraints::default();
+        let out = scale_in(&snapshot, &refs, ScaleInRequest { count, preserve_spread: Some(&defaults), now: now() });
         prop_assert_eq!(out.victims.len(), count);
         let ours: Vec<&str> = out.victims.iter().map(|v| v.pod.metadata.name.as_str()).collect();
         let our_skew = skew_after(&snapshot, zones, &ours);
@@ -189,7 +227,12 @@ fn node_skew_after(snapshot: &Snapshot, removed: &[&str]) -> i64 {
     let counts: Vec<i64> = snapshot
         .nodes()
         .iter()
-        .map(|info| info.pods.iter().filter(|p| !removed.contains(&p.metadata.name.as_str())).count() as i64)
+        .map(|info| {
+            info.pods
+                .iter()
+                .filter(|p| !removed.contains(&p.metadata.name.as_str()))
+                .count() as i64
+        })
         .collect();
     counts.iter().max().unwrap() - counts.iter().min().unwrap()
 }
@@ -216,7 +259,8 @@ proptest! {
         }
         let count = count_seed % (workload.len() + 1);
         let refs: Vec<&Pod> = workload.iter().collect();
-        let out = scale_in(&snapshot, &refs, count, true, now());
+        let defaults = DefaultSpreadConstraints::default();
+        let out = scale_in(&snapshot, &refs, ScaleInRequest { count, preserve_spread: Some(&defaults), now: now() });
         let ours: Vec<&str> = out.victims.iter().map(|v| v.pod.metadata.name.as_str()).collect();
         let ok = |names: &[&str]| {
             skew_after(&snapshot, zones, names) <= i64::from(zone_skew)

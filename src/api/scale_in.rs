@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::meta::POD_DELETION_COST;
 use crate::model::{LabelSelector, Pod};
-use crate::policy::scale_in::{ScaleIn, SpreadPlan, scale_in};
+use crate::policy::scale_in::{ScaleIn, ScaleInRequest, SpreadPlan, scale_in};
 use crate::server::{ApiError, ApiJson, AppState};
 
 pub fn routes() -> Router<AppState> {
@@ -22,7 +22,7 @@ pub fn routes() -> Router<AppState> {
 /// from the cluster view.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ScaleInRequest {
+pub struct ScaleInBody {
     #[serde(default)]
     pub pods: Option<Vec<Pod>>,
     #[serde(default)]
@@ -78,7 +78,7 @@ pub struct DeletionCostOut {
 
 async fn handle(
     State(state): State<AppState>,
-    ApiJson(req): ApiJson<ScaleInRequest>,
+    ApiJson(req): ApiJson<ScaleInBody>,
 ) -> Result<Json<ScaleInResponse>, ApiError> {
     let snapshot = state.snapshot()?;
     let from_view;
@@ -102,13 +102,14 @@ async fn handle(
             ));
         }
     };
-    let out = scale_in(
-        &snapshot,
-        &pods,
-        req.count,
-        req.preserve_spread,
-        Timestamp::now(),
-    );
+    let choice = ScaleInRequest {
+        count: req.count,
+        preserve_spread: req
+            .preserve_spread
+            .then_some(&state.config.scheduling.default_spread_constraints),
+        now: Timestamp::now(),
+    };
+    let out = scale_in(&snapshot, &pods, choice);
     Ok(Json(encode(out)))
 }
 

@@ -19,6 +19,7 @@ use foldhash::HashMap;
 use jiff::Timestamp;
 
 use crate::cluster::Snapshot;
+use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::Pod;
 
 use order::{Ranked, compare};
@@ -65,15 +66,21 @@ pub struct CostChange<'a> {
     pub cost: i32,
 }
 
+/// What to remove and how to choose.
+#[derive(Debug, Clone, Copy)]
+pub struct ScaleInRequest<'s> {
+    pub count: usize,
+    /// `None`: the controller's order. `Some(defaults)`: preserve topology
+    /// spread, with the cluster's default constraints for pods without
+    /// their own.
+    pub preserve_spread: Option<&'s DefaultSpreadConstraints>,
+    pub now: Timestamp,
+}
+
 /// The first `count` active pods of `pods` in deletion order (all of them,
 /// still ordered, when `count` covers them).
-pub fn scale_in<'a>(
-    snapshot: &Snapshot,
-    pods: &[&'a Pod],
-    count: usize,
-    preserve_spread: bool,
-    now: Timestamp,
-) -> ScaleIn<'a> {
+pub fn scale_in<'a>(snapshot: &Snapshot, pods: &[&'a Pod], req: ScaleInRequest) -> ScaleIn<'a> {
+    let now = req.now;
     let active: Vec<&Pod> = pods
         .iter()
         .copied()
@@ -86,17 +93,17 @@ pub fn scale_in<'a>(
         .map(|(p, r)| Ranked::new(p, r))
         .collect();
     order::sort(&mut ordered, now);
-    let count = count.min(ordered.len());
+    let count = req.count.min(ordered.len());
 
-    if !preserve_spread {
+    let Some(defaults) = req.preserve_spread else {
         let positions: Vec<usize> = (0..count).collect();
         return ScaleIn {
             victims: upstream_victims(&ordered, &positions, now),
             spread: None,
         };
-    }
+    };
     let in_order: Vec<&Pod> = ordered.iter().map(|r| r.pod).collect();
-    let mut constraints = spread::hard_constraints(snapshot, &in_order);
+    let mut constraints = spread::hard_constraints(snapshot, &in_order, defaults);
     let before: Vec<i64> = constraints.iter().map(SpreadCounts::skew).collect();
     let after_upstream: Vec<i64> = constraints
         .iter()
@@ -343,6 +350,17 @@ mod tests {
         "2024-06-01T00:00:00Z".parse().unwrap()
     }
 
+    static DEFAULTS: std::sync::LazyLock<DefaultSpreadConstraints> =
+        std::sync::LazyLock::new(DefaultSpreadConstraints::default);
+
+    fn req(count: usize, preserve_spread: bool) -> ScaleInRequest<'static> {
+        ScaleInRequest {
+            count,
+            preserve_spread: preserve_spread.then_some(&*DEFAULTS),
+            now: now(),
+        }
+    }
+
     fn node(name: &str, zone: &str) -> Node {
         serde_json::from_value(json!({"metadata": {"name": name, "labels": {
             "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
@@ -403,7 +421,7 @@ mod tests {
         let pods = workload();
         let s = cluster(&pods);
         let refs: Vec<&Pod> = pods.iter().collect();
-        let out = scale_in(&s, &refs, 3, false, now());
+        let out = scale_in(&s, &refs, req(3, false));
         assert_eq!(names(&out), ["a-new", "a-old", "b-newest"]);
         assert_eq!(out.victims[0].reason, "creationTime: created more recently");
         assert_eq!(
@@ -418,7 +436,7 @@ mod tests {
         let pods = workload();
         let s = cluster(&pods);
         let refs: Vec<&Pod> = pods.iter().collect();
-        let out = scale_in(&s, &refs, 99, false, now());
+        let out = scale_in(&s, &refs, req(99, false));
         assert_eq!(out.victims.len(), 5);
         assert_eq!(out.victims[4].reason, "last: no other active pod");
     }
@@ -430,7 +448,7 @@ mod tests {
         pods[2].metadata.deletion_timestamp = Some(now());
         let s = cluster(&pods);
         let refs: Vec<&Pod> = pods.iter().collect();
-        let out = scale_in(&s, &refs, 99, false, now());
+        let out = scale_in(&s, &refs, req(99, false));
         assert_eq!(out.victims.len(), 3);
     }
 
@@ -440,7 +458,7 @@ mod tests {
         let pods = workload();
         let s = cluster(&pods);
         let refs: Vec<&Pod> = pods.iter().collect();
-        let out = scale_in(&s, &refs, 2, true, now());
+        let out = scale_in(&s, &refs, req(2, true));
         let plan = out.spread.as_ref().unwrap();
         assert_eq!(plan.constraints[0].before, 2);
         assert_eq!(plan.constraints[0].after, 0, "{plan:?}");
@@ -462,11 +480,11 @@ mod tests {
         ];
         let s = cluster(&pods);
         let refs: Vec<&Pod> = pods.iter().collect();
-        let upstream = scale_in(&s, &refs, 4, false, now());
+        let upstream = scale_in(&s, &refs, req(4, false));
         // b-1/b-2 were created a second apart: same age bucket, smaller UID first.
         assert_eq!(names(&upstream), ["b-1", "b-2", "c-1", "c-2"]);
 
-        let out = scale_in(&s, &refs, 4, true, now());
+        let out = scale_in(&s, &refs, req(4, true));
         let plan = out.spread.as_ref().unwrap();
         assert_eq!(plan.constraints[0].after_upstream, 3);
         assert_eq!(
@@ -499,7 +517,7 @@ mod tests {
         pods[3].status.conditions[0].status = "False".into();
         let s = cluster(&pods);
         let refs: Vec<&Pod> = pods.iter().collect();
-        let out = scale_in(&s, &refs, 1, true, now());
+        let out = scale_in(&s, &refs, req(1, true));
         // Removing c-1 (not ready) leaves a=2, c=0: skew 2 > 1; spread wins.
         assert_ne!(names(&out), ["c-1"]);
         assert!(!out.spread.unwrap().costs_sufficient);
@@ -513,8 +531,8 @@ mod tests {
         }
         let s = cluster(&pods);
         let refs: Vec<&Pod> = pods.iter().collect();
-        let plain = scale_in(&s, &refs, 2, false, now());
-        let spread = scale_in(&s, &refs, 2, true, now());
+        let plain = scale_in(&s, &refs, req(2, false));
+        let spread = scale_in(&s, &refs, req(2, true));
         assert_eq!(plain.victims, spread.victims);
         let plan = spread.spread.unwrap();
         assert!(

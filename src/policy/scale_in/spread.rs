@@ -1,10 +1,9 @@
 //! Topology spread as seen by a scale-in: how many matching pods each
 //! domain holds over the whole cluster, and what removing one does to the
-//! skew. Counting follows the PodTopologySpread filter: pods in the
-//! constraint's namespace matching its selector (plus matchLabelKeys), not
-//! terminating, on nodes that have the topology key and — with the default
-//! nodeAffinityPolicy Honor — match the pod's node selector and required
-//! node affinity (nodeTaintsPolicy Honor also needs tolerated taints).
+//! skew. Which constraints apply (the pods' own, else the cluster defaults),
+//! which nodes take part and which pods count are the PodTopologySpread
+//! filter's rules (`topology_spread::common`); the candidates are counted
+//! from the request, so a pod sent in the body replaces its view copy.
 //! Skew is the largest domain count minus the smallest, the smallest being
 //! 0 when fewer domains than minDomains exist.
 
@@ -13,10 +12,10 @@ use std::collections::BTreeMap;
 use foldhash::{HashMap, HashSet};
 
 use crate::cluster::Snapshot;
-use crate::model::node::untolerated_taint;
-use crate::model::pod::{NodeSelectorOperator, NodeSelectorRequirement, TopologySpreadConstraint};
-use crate::model::selector::SelectorOperator;
-use crate::model::{Node, Pod};
+use crate::config::scheduling::DefaultSpreadConstraints;
+use crate::model::Pod;
+use crate::policy::node_affinity::RequiredNodeAffinity;
+use crate::policy::topology_spread::common::{Constraint, DO_NOT_SCHEDULE, constraints_for};
 
 /// One hard (`DoNotSchedule`) constraint of the workload with its counts.
 #[derive(Debug, Clone)]
@@ -85,41 +84,42 @@ impl SpreadCounts {
 }
 
 /// The distinct hard constraints of `pods`, counted over the cluster.
-pub fn hard_constraints(snapshot: &Snapshot, pods: &[&Pod]) -> Vec<SpreadCounts> {
-    let mut seen: Vec<(&str, &TopologySpreadConstraint)> = Vec::new();
+/// Pods whose constraints cannot be resolved (an invalid selector) add none:
+/// the scheduler could not have placed them by those constraints either.
+pub fn hard_constraints(
+    snapshot: &Snapshot,
+    pods: &[&Pod],
+    defaults: &DefaultSpreadConstraints,
+) -> Vec<SpreadCounts> {
+    let mut seen: Vec<(&str, Constraint)> = Vec::new();
     let mut out = Vec::new();
     for pod in pods {
-        for c in &pod.spec.topology_spread_constraints {
-            if c.when_unsatisfiable != "DoNotSchedule"
-                || c.topology_key.is_empty()
-                || seen.contains(&(pod.metadata.namespace.as_str(), c))
-            {
+        let Ok(resolved) = constraints_for(snapshot, pod, DO_NOT_SCHEDULE, defaults) else {
+            continue;
+        };
+        let ns = pod.metadata.namespace.as_str();
+        for c in resolved.constraints {
+            if c.topology_key.is_empty() || seen.iter().any(|(n, s)| *n == ns && same(s, &c)) {
                 continue;
             }
-            seen.push((pod.metadata.namespace.as_str(), c));
-            out.push(count(snapshot, pods, pod, c));
+            out.push(count(snapshot, pods, pod, &c));
+            seen.push((ns, c));
         }
     }
     out
 }
 
-fn count(
-    snapshot: &Snapshot,
-    pods: &[&Pod],
-    owner: &Pod,
-    c: &TopologySpreadConstraint,
-) -> SpreadCounts {
-    let selector = c.label_selector.as_ref().map(|s| {
-        c.match_label_keys
-            .iter()
-            .fold(s.clone(), |s, key| match owner.metadata.labels.get(key) {
-                Some(v) => s.with_requirement(key, SelectorOperator::In, v),
-                None => s,
-            })
-    });
-    let honor_affinity = c.node_affinity_policy.as_deref() != Some("Ignore");
-    let honor_taints = c.node_taints_policy.as_deref() == Some("Honor");
+fn same(a: &Constraint, b: &Constraint) -> bool {
+    a.topology_key == b.topology_key
+        && a.max_skew == b.max_skew
+        && a.selector == b.selector
+        && a.min_domains == b.min_domains
+        && a.honor_node_affinity == b.honor_node_affinity
+        && a.honor_node_taints == b.honor_node_taints
+}
 
+fn count(snapshot: &Snapshot, pods: &[&Pod], owner: &Pod, c: &Constraint) -> SpreadCounts {
+    let required = RequiredNodeAffinity::of(owner);
     let mut domain_index: HashMap<&str, usize> = HashMap::default();
     let mut node_domain: HashMap<&str, usize> = HashMap::default();
     for info in snapshot.nodes() {
@@ -127,10 +127,7 @@ fn count(
         let Some(value) = node.label(&c.topology_key) else {
             continue;
         };
-        if honor_affinity && !matches_required_placement(owner, node) {
-            continue;
-        }
-        if honor_taints && untolerated_taint(&node.spec.taints, &owner.spec.tolerations).is_some() {
+        if !c.includes_node(node, &owner.spec.tolerations, &required) {
             continue;
         }
         let next = domain_index.len();
@@ -142,18 +139,16 @@ fn count(
         domain_names[d] = name.to_string();
     }
 
+    let namespace = owner.metadata.namespace.as_str();
     let counted = |p: &Pod| -> Option<usize> {
-        let selects = selector
-            .as_ref()
-            .is_some_and(|s| s.matches(&p.metadata.labels));
-        if !selects || p.is_terminating() || p.metadata.namespace != owner.metadata.namespace {
+        if !c.counts(p, namespace) {
             return None;
         }
         node_domain.get(p.spec.node_name.as_str()).copied()
     };
     let mut counts = vec![0i64; domain_names.len()];
     let candidate_uids: HashSet<&str> = pods.iter().map(|p| p.metadata.uid.as_str()).collect();
-    for r in snapshot.pods_in_namespace(&owner.metadata.namespace) {
+    for r in snapshot.pods_in_namespace(namespace) {
         let uid = r.pod.metadata.uid.as_str();
         if (uid.is_empty() || !candidate_uids.contains(uid))
             && let Some(d) = counted(&r.pod)
@@ -172,66 +167,10 @@ fn count(
     SpreadCounts {
         topology_key: c.topology_key.clone(),
         max_skew: i64::from(c.max_skew.max(1)),
-        min_domains: c.min_domains.unwrap_or(1).max(1) as usize,
+        min_domains: c.min_domains.max(1) as usize,
         counts,
         histogram,
         domain_of,
         domain_names,
-    }
-}
-
-/// nodeSelector and required node affinity, as node eligibility for
-/// spreading needs them.
-fn matches_required_placement(pod: &Pod, node: &Node) -> bool {
-    let labels = &node.metadata.labels;
-    if !pod
-        .spec
-        .node_selector
-        .iter()
-        .all(|(k, v)| labels.get(k) == Some(v))
-    {
-        return false;
-    }
-    let Some(required) = pod.node_affinity().and_then(|a| {
-        a.required_during_scheduling_ignored_during_execution
-            .as_ref()
-    }) else {
-        return true;
-    };
-    required.node_selector_terms.iter().any(|term| {
-        (!term.match_expressions.is_empty() || !term.match_fields.is_empty())
-            && term
-                .match_expressions
-                .iter()
-                .all(|r| requirement_matches(r, labels.get(&r.key).map(String::as_str)))
-            && term.match_fields.iter().all(|r| {
-                r.key == "metadata.name"
-                    && matches!(
-                        r.operator,
-                        NodeSelectorOperator::In | NodeSelectorOperator::NotIn
-                    )
-                    && requirement_matches(r, Some(node.name()))
-            })
-    })
-}
-
-fn requirement_matches(r: &NodeSelectorRequirement, value: Option<&str>) -> bool {
-    let number = |s: &str| s.parse::<i64>().ok();
-    match r.operator {
-        NodeSelectorOperator::In => value.is_some_and(|v| r.values.iter().any(|x| x == v)),
-        NodeSelectorOperator::NotIn => value.is_none_or(|v| !r.values.iter().any(|x| x == v)),
-        NodeSelectorOperator::Exists => value.is_some(),
-        NodeSelectorOperator::DoesNotExist => value.is_none(),
-        NodeSelectorOperator::Gt | NodeSelectorOperator::Lt => {
-            let (Some(v), [bound]) = (value.and_then(number), r.values.as_slice()) else {
-                return false;
-            };
-            match (number(bound), r.operator) {
-                (Some(b), NodeSelectorOperator::Gt) => v > b,
-                (Some(b), _) => v < b,
-                (None, _) => false,
-            }
-        }
-        NodeSelectorOperator::Invalid => false,
     }
 }
