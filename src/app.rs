@@ -36,18 +36,20 @@ impl RunError {
 }
 
 pub fn run(cli: Cli) -> ExitCode {
-    let result = match cli.command {
+    match cli.command {
         Command::Serve(args) => {
             init_logging(args.log_format);
-            run_serve(args)
+            exit(run_serve(args), |e| tracing::error!("{e}"))
         }
-        Command::Certs(args) => run_certs(args),
-    };
+        Command::Certs(args) => exit(run_certs(args), |e| eprintln!("kube-arbiter: {e}")),
+    }
+}
+
+fn exit(result: Result<(), RunError>, report: impl FnOnce(&RunError)) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!("{e}");
-            eprintln!("kube-arbiter: {e}");
+            report(&e);
             e.exit_code()
         }
     }

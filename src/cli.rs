@@ -51,6 +51,8 @@ pub struct ServeArgs {
     /// Also serve /metrics, /healthz and /readyz over plain HTTP here.
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
+    /// Log lines as human-readable text or as JSON objects (RUST_LOG sets
+    /// the level, default info).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 }

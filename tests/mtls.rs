@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Pair, ServerProcess, TestCa, client, empty_state_file, install_provider};
+use common::{Pair, ServerProcess, TestCa, client, install_provider, serve_tls};
 
 struct Setup {
     _dir: tempfile::TempDir,
@@ -19,17 +19,12 @@ fn serve_with_client_ca() -> Setup {
     let (cert, key) = server_ca.server_pair(&["localhost"]).write(dir.path());
     let ca_file = dir.path().join("client-ca.crt");
     std::fs::write(&ca_file, &client_ca.cert_pem).unwrap();
-    let state = empty_state_file(dir.path());
-    let server = ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--client-ca",
-        ca_file.to_str().unwrap(),
-        "--cluster-state",
-        state.to_str().unwrap(),
-    ]);
+    let server = serve_tls(
+        dir.path(),
+        &cert,
+        &key,
+        &["--client-ca", ca_file.to_str().unwrap()],
+    );
     Setup {
         _dir: dir,
         server,

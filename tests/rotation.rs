@@ -3,10 +3,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::{
-    Pair, ServerProcess, TestCa, client, empty_state_file, eventually, install_provider, metric,
+    Pair, ServerProcess, TestCa, client, eventually, install_provider, metric, serve_tls,
 };
 
 struct Setup {
@@ -16,25 +16,13 @@ struct Setup {
     first: Pair,
 }
 
-fn serve(cert: &Path, key: &Path, dir: &Path) -> ServerProcess {
-    let state = empty_state_file(dir);
-    ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--cluster-state",
-        state.to_str().unwrap(),
-    ])
-}
-
 fn serve_from_plain_files() -> Setup {
     install_provider();
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("rotation CA");
     let first = ca.server_pair(&["localhost"]);
     let (cert, key) = first.write(dir.path());
-    let server = serve(&cert, &key, dir.path());
+    let server = serve_tls(dir.path(), &cert, &key, &[]);
     Setup {
         dir,
         server,
@@ -160,7 +148,7 @@ async fn a_secret_volume_symlink_swap_is_followed() {
     symlink("..v1", root.join("..data")).unwrap();
     symlink("..data/tls.crt", root.join("tls.crt")).unwrap();
     symlink("..data/tls.key", root.join("tls.key")).unwrap();
-    let server = serve(&root.join("tls.crt"), &root.join("tls.key"), root);
+    let server = serve_tls(root, &root.join("tls.crt"), &root.join("tls.key"), &[]);
     assert_eq!(served_cert(&ca, &server).await, Some(first.cert_der()));
 
     let second = ca.server_pair(&["localhost"]);

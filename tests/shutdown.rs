@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::routing::post;
-use common::{ServerProcess, TestCa, client, empty_state_file, eventually, install_provider};
+use common::{TestCa, client, eventually, install_provider, serve_tls};
 use futures::StreamExt;
 use kube_arbiter::cluster::{ClusterView, Snapshot};
 use kube_arbiter::config::Config;
@@ -20,15 +20,7 @@ async fn sigterm_with_an_open_connection_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("ca");
     let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let state = empty_state_file(dir.path());
-    let mut server = ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--cluster-state",
-        state.to_str().unwrap(),
-    ]);
+    let mut server = serve_tls(dir.path(), &cert, &key, &[]);
     let kept = client(&ca.cert_pem, server.addr).build().unwrap();
     let response = kept.get(server.url("/healthz")).send().await.unwrap();
     assert_eq!(response.status(), 200);

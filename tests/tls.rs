@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{ServerProcess, client, empty_state_file, install_provider, run};
+use common::{ServerProcess, client, install_provider, run, serve_tls};
 
 /// `certs` into a temp dir, then `serve` with its tls.crt/tls.key.
 fn serve_with_generated_certs(cert_args: &[&str]) -> (tempfile::TempDir, ServerProcess, String) {
@@ -19,15 +19,7 @@ fn serve_with_generated_certs(cert_args: &[&str]) -> (tempfile::TempDir, ServerP
         "{}",
         String::from_utf8_lossy(&certs.stderr)
     );
-    let state = empty_state_file(dir.path());
-    let server = ServerProcess::start(&[
-        "--tls-cert",
-        out.join("tls.crt").to_str().unwrap(),
-        "--tls-key",
-        out.join("tls.key").to_str().unwrap(),
-        "--cluster-state",
-        state.to_str().unwrap(),
-    ]);
+    let server = serve_tls(dir.path(), &out.join("tls.crt"), &out.join("tls.key"), &[]);
     let ca = std::fs::read_to_string(out.join("ca.crt")).unwrap();
     (dir, server, ca)
 }

@@ -59,6 +59,14 @@ fn assemble(
         .with_state(state)
 }
 
+/// Just the probes, for the plain-HTTP `--metrics-listen` port.
+pub fn probes_only(state: AppState) -> Router {
+    probes::routes()
+        .fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
+        .with_state(state)
+}
+
 /// axum's own extractor limit (2 MB by default) must be raised to ours, or it
 /// would cut bodies first; the declared-length check answers early.
 fn with_body_limit(routes: Router<AppState>, limit: usize) -> Router<AppState> {

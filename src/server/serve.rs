@@ -9,11 +9,16 @@ use std::time::Duration;
 use axum::Router;
 use axum_server::Handle;
 use axum_server::tls_rustls::RustlsConfig;
+use hyper_util::rt::TokioTimer;
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::router::probes_only;
 use super::tls::{self, TlsError, TlsSettings};
 use super::tls_reload::{self, CertReloader};
-use super::{AppState, probes, router};
+use super::{AppState, router};
+
+/// How often an idle HTTP/2 connection is pinged.
+const H2_KEEPALIVE: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -109,7 +114,15 @@ impl Server {
 
         let https_handle = Handle::new();
         let mut https_server = axum_server::from_tcp_rustls(https, rustls)?;
-        https_server.http_builder().http1().keep_alive(true);
+        // The timer enables hyper's 30 s header-read timeout (slow clients
+        // cannot hold a connection open for free) and HTTP/2 keep-alive pings
+        // that notice vanished peers.
+        let builder = https_server.http_builder();
+        builder.http1().keep_alive(true).timer(TokioTimer::new());
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .keep_alive_interval(Some(H2_KEEPALIVE));
         let https_server = https_server
             .handle(https_handle.clone())
             .serve(app.into_make_service());
@@ -119,7 +132,7 @@ impl Server {
         let metrics_server = match metrics {
             Some(listener) => {
                 let addr = listener.local_addr()?;
-                let probes = probes::routes().with_state(state);
+                let probes = probes_only(state);
                 let server = axum_server::from_tcp(listener)?
                     .handle(metrics_handle.clone())
                     .serve(probes.into_make_service());

@@ -107,6 +107,21 @@ pub fn empty_state_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// `serve` with this certificate pair and an empty cluster in `dir`.
+pub fn serve_tls(dir: &Path, cert: &Path, key: &Path, extra: &[&str]) -> ServerProcess {
+    let state = empty_state_file(dir);
+    let mut args = vec![
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--cluster-state",
+        state.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    ServerProcess::start(&args)
+}
+
 /// The built binary running `serve`, its log captured.
 pub struct ServerProcess {
     child: Child,
