@@ -10,3 +10,4 @@ pub mod config;
 pub mod model;
 pub mod policy;
 pub mod server;
+pub mod synth;

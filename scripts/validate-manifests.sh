@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Validate every manifests/*.yaml offline against the Kubernetes OpenAPI
+# schemas bundled in the PyPI package kubernetes-validate (no API server; no
+# network once the package is installed). Kinds without a bundled schema
+# fail, except KubeSchedulerConfiguration (kube-scheduler's own file format),
+# which validate_manifests.py checks by hand. See that file for details.
+#
+# Usage: scripts/validate-manifests.sh [FILE...]
+#   default: manifests/*.yaml and examples/demo-cluster.yaml (a kind: List)
+# Exits non-zero if any document fails.
+set -euo pipefail
+
+KV_VERSION="1.37.0"   # PyPI kubernetes-validate; bundles schemas up to Kubernetes 1.37
+K8S_VERSION="1.34.0"  # the oldest cluster minor we support (k8s-openapi feature v1_34)
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# A plain `pip install --target` directory rather than a venv: Debian's
+# python3 has no venv module unless python3-venv is installed, and --target
+# is not refused as an "externally managed environment".
+pkgs="${KUBE_ARBITER_VALIDATE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-arbiter/kubernetes-validate-$KV_VERSION}"
+
+if [[ ! -f "$pkgs/.installed" ]]; then
+    echo "==> installing kubernetes-validate==$KV_VERSION into $pkgs"
+    rm -rf "$pkgs"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$pkgs" \
+        "kubernetes-validate==$KV_VERSION"
+    touch "$pkgs/.installed"
+fi
+
+if [[ $# -gt 0 ]]; then
+    files=("$@")
+else
+    shopt -s nullglob
+    files=("$root"/manifests/*.yaml "$root"/examples/demo-cluster.yaml)
+    shopt -u nullglob
+fi
+if [[ ${#files[@]} -eq 0 ]]; then
+    echo "no manifests to validate" >&2
+    exit 1
+fi
+
+echo "==> validating ${#files[@]} manifest files against Kubernetes $K8S_VERSION (strict)"
+# -s: ignore the user's site-packages; PYTHONPATH puts our copies first.
+if PYTHONPATH="$pkgs" python3 -s "$root/scripts/validate_manifests.py" "$K8S_VERSION" "${files[@]}"; then
+    echo "all manifests valid"
+else
+    echo "manifest validation FAILED" >&2
+    exit 1
+fi

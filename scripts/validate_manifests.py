@@ -1,0 +1,202 @@
+"""Validate Kubernetes manifests offline; run by validate-manifests.sh.
+
+Every YAML document (or item of a `kind: List`) is checked against the OpenAPI schemas bundled in
+kubernetes-validate (strict: unknown fields are errors). Unlike the
+`kubernetes-validate` command, a document whose kind has no bundled schema is
+a failure (a typo in apiVersion or kind must not pass silently), except
+KubeSchedulerConfiguration: it is kube-scheduler's file format, not an API
+object, so it gets the checks in check_scheduler_config() instead. Duplicate
+mapping keys, which YAML loaders silently collapse, are errors too.
+
+Usage: python validate_manifests.py K8S_VERSION FILE...
+Prints one line per document; exits 1 if any document fails.
+"""
+
+import re
+import sys
+
+import kubernetes_validate
+import yaml
+
+
+class StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys in a mapping."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping
+)
+
+# kube-scheduler's v1 Extender type (k8s.io/kube-scheduler/config/v1): field
+# name -> accepted Python type(s). kube-scheduler decodes its config
+# strictly, so unknown fields are errors here too.
+EXTENDER_FIELDS = {
+    "urlPrefix": str,
+    "filterVerb": str,
+    "preemptVerb": str,
+    "prioritizeVerb": str,
+    "weight": int,
+    "bindVerb": str,
+    "enableHTTPS": bool,
+    "tlsConfig": dict,
+    "httpTimeout": str,
+    "nodeCacheCapable": bool,
+    "managedResources": list,
+    "ignorable": bool,
+}
+TLS_FIELDS = {
+    "insecure": bool,
+    "serverName": str,
+    "certFile": str,
+    "keyFile": str,
+    "caFile": str,
+    "certData": str,
+    "keyData": str,
+    "caData": str,
+}
+SCHEDULER_TOP_LEVEL = {
+    "apiVersion",
+    "kind",
+    "parallelism",
+    "leaderElection",
+    "clientConnection",
+    "healthzBindAddress",
+    "metricsBindAddress",
+    "enableProfiling",
+    "enableContentionProfiling",
+    "percentageOfNodesToScore",
+    "podInitialBackoffSeconds",
+    "podMaxBackoffSeconds",
+    "profiles",
+    "extenders",
+    "delayCacheUntilActive",
+}
+DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
+
+
+def _check_fields(obj, fields, path, errors):
+    if not isinstance(obj, dict):
+        errors.append(f"{path}: must be a mapping")
+        return
+    for key, value in obj.items():
+        if key not in fields:
+            errors.append(f"{path}.{key}: unknown field")
+        elif type(value) is bool and fields[key] is int:
+            errors.append(f"{path}.{key}: must be an integer, not a boolean")
+        elif not isinstance(value, fields[key]):
+            errors.append(f"{path}.{key}: must be {fields[key].__name__}")
+
+
+def check_scheduler_config(doc):
+    """The checks kube-scheduler makes on load, for the parts we ship."""
+    errors = []
+    if doc.get("apiVersion") != "kubescheduler.config.k8s.io/v1":
+        errors.append("apiVersion: must be kubescheduler.config.k8s.io/v1")
+    for key in doc:
+        if key not in SCHEDULER_TOP_LEVEL:
+            errors.append(f"{key}: unknown field")
+    profiles = doc.get("profiles", [])
+    if not isinstance(profiles, list) or not all(
+        isinstance(p, dict) and isinstance(p.get("schedulerName"), str)
+        for p in profiles
+    ):
+        errors.append("profiles: must be a list of mappings with a schedulerName")
+    extenders = doc.get("extenders")
+    if not isinstance(extenders, list) or not extenders:
+        errors.append("extenders: must be a non-empty list")
+        return errors
+    binders = 0
+    for i, ext in enumerate(extenders):
+        path = f"extenders[{i}]"
+        _check_fields(ext, EXTENDER_FIELDS, path, errors)
+        if not isinstance(ext, dict):
+            continue
+        url = ext.get("urlPrefix")
+        if not isinstance(url, str) or not url:
+            errors.append(f"{path}.urlPrefix: required")
+        elif ext.get("enableHTTPS") and not url.startswith("https://"):
+            errors.append(f"{path}.urlPrefix: enableHTTPS is set but the URL is not https://")
+        if ext.get("prioritizeVerb") and not (
+            isinstance(ext.get("weight"), int) and ext["weight"] > 0
+        ):
+            errors.append(f"{path}.weight: must have a positive weight applied to it")
+        if ext.get("bindVerb"):
+            binders += 1
+        timeout = ext.get("httpTimeout")
+        if isinstance(timeout, str) and not DURATION.match(timeout):
+            errors.append(f"{path}.httpTimeout: {timeout!r} is not a duration like 5s")
+        if "tlsConfig" in ext:
+            _check_fields(ext["tlsConfig"], TLS_FIELDS, f"{path}.tlsConfig", errors)
+    if binders > 1:
+        errors.append("extenders: only one extender can implement bind")
+    return errors
+
+
+def validate_file(path, k8s_version):
+    failures = 0
+    try:
+        with open(path, encoding="utf-8") as f:
+            docs = [d for d in yaml.load_all(f, Loader=StrictLoader) if d is not None]
+    except (OSError, yaml.YAMLError) as e:
+        print(f"FAIL {path}: {e}")
+        return 1
+    if not docs:
+        print(f"FAIL {path}: no YAML documents")
+        return 1
+    # A `kind: List` (what `kubectl get -o yaml` prints) is checked item by item.
+    docs = [
+        item
+        for doc in docs
+        for item in (doc.get("items") or [] if isinstance(doc, dict) and doc.get("kind") == "List" else [doc])
+    ]
+    for doc in docs:
+        if not isinstance(doc, dict) or "kind" not in doc or "apiVersion" not in doc:
+            print(f"FAIL {path}: a document without apiVersion and kind")
+            failures += 1
+            continue
+        name = f"{doc['kind']}/{(doc.get('metadata') or {}).get('name', '-')}"
+        if doc["kind"] == "KubeSchedulerConfiguration":
+            errors = check_scheduler_config(doc)
+            how = "own check (no bundled schema for this kind)"
+        else:
+            how = f"kubernetes {k8s_version} schema, strict"
+            try:
+                kubernetes_validate.validate(doc, k8s_version, strict=True)
+                errors = []
+            except kubernetes_validate.ValidationError as e:
+                where = ".".join(str(p) for p in e.path) or "(root)"
+                errors = [f"{where}: {e.message}"]
+            except kubernetes_validate.SchemaNotFoundError as e:
+                errors = [e.message]
+        if errors:
+            failures += 1
+            for err in errors:
+                print(f"FAIL {path} {name}: {err}")
+        else:
+            print(f"ok   {path} {name} ({how})")
+    return failures
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    k8s_version, files = argv[1], argv[2:]
+    failures = sum(validate_file(f, k8s_version) for f in files)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
