@@ -27,19 +27,32 @@ use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
 use kube_arbiter::server::{AppState, router};
 use kube_arbiter::synth::{SynthParams, generate_objects};
 
-/// A top-priority pod asking for 6 cpu and 8 GiB.
-fn urgent_pod() -> Value {
-    json!({
+/// A top-priority pod asking for 6 cpu and 8 GiB; with `spread`, also
+/// hard zone and hostname spread and hostname anti-affinity to its own app,
+/// so every filter rule keeps per-domain state over the 5,000 nodes.
+fn urgent_pod(spread: bool) -> Value {
+    let mut pod = json!({
         "metadata": {"name": "urgent", "namespace": "default", "uid": "urgent-1", "labels": {"app": "urgent"}},
         "spec": {"priority": 2_000_000, "containers": [{"name": "c",
                  "resources": {"requests": {"cpu": "6", "memory": "8Gi"}}}]}
-    })
+    });
+    if spread {
+        let selector = json!({"matchLabels": {"app": "urgent"}});
+        pod["spec"]["topologySpreadConstraints"] = json!([
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+             "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
+            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+             "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]);
+        pod["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}]}});
+    }
+    pod
 }
 
 /// The request kube-scheduler would send: the first 200 nodes where the pod
 /// does not fit now but eviction might help, in MetaVictims form.
-fn preempt_body(snapshot: &Snapshot, config: &Config) -> Vec<u8> {
-    let pod: Pod = serde_json::from_value(urgent_pod()).unwrap();
+fn preempt_body(snapshot: &Snapshot, config: &Config, spread: bool) -> Vec<u8> {
+    let pod: Pod = serde_json::from_value(urgent_pod(spread)).unwrap();
     let filters = PodFilters::prepare(snapshot, &pod, &config.scheduling).unwrap();
     let p = Preemptor::new(&pod, filters, Timestamp::now());
     let meta: serde_json::Map<String, Value> = snapshot
@@ -56,7 +69,7 @@ fn preempt_body(snapshot: &Snapshot, config: &Config) -> Vec<u8> {
         .collect();
     assert_eq!(meta.len(), 200, "the synthetic cluster is too empty");
     serde_json::to_vec(&json!({
-        "Pod": urgent_pod(),
+        "Pod": urgent_pod(spread),
         "NodeNameToVictims": null,
         "NodeNameToMetaVictims": meta,
     }))
@@ -67,22 +80,30 @@ fn bench_preempt(c: &mut Criterion) {
     let objects = generate_objects(&SynthParams::new(5_000, 150_000)).unwrap();
     let snapshot = Snapshot::build(objects);
     let config = Config::default();
-    let body = preempt_body(&snapshot, &config);
-    let result = answer(&snapshot, &config, &body, Timestamp::now()).unwrap();
-    eprintln!(
-        "preempt: {} of 200 candidate nodes helped, {} victims in all",
-        result.node_name_to_meta_victims.len(),
-        result
-            .node_name_to_meta_victims
-            .values()
-            .map(|v| v.pods.len())
-            .sum::<usize>()
-    );
-
+    let body = preempt_body(&snapshot, &config, false);
+    let with_spread = preempt_body(&snapshot, &config, true);
     let mut group = c.benchmark_group("preempt");
-    group.bench_function("answer_200_nodes", |b| {
-        b.iter(|| answer(&snapshot, &config, &body, Timestamp::now()).unwrap())
-    });
+    for (name, body) in [
+        ("answer_200_nodes", &body),
+        (
+            "answer_200_nodes_with_spread_and_anti_affinity",
+            &with_spread,
+        ),
+    ] {
+        let result = answer(&snapshot, &config, body, Timestamp::now()).unwrap();
+        eprintln!(
+            "{name}: {} of 200 candidate nodes helped, {} victims in all",
+            result.node_name_to_meta_victims.len(),
+            result
+                .node_name_to_meta_victims
+                .values()
+                .map(|v| v.pods.len())
+                .sum::<usize>()
+        );
+        group.bench_function(name, |b| {
+            b.iter(|| answer(&snapshot, &config, body, Timestamp::now()).unwrap())
+        });
+    }
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (url, client) = rt.block_on(serve_https(snapshot.clone()));
@@ -136,7 +157,11 @@ async fn serve_https(snapshot: Snapshot) -> (String, reqwest::Client) {
 /// One Deployment of 1,000 pods over 300 nodes in 3 zones (zone a has
 /// twice the nodes), hard zone spread with maxSkew 1.
 fn workload() -> (Snapshot, Vec<Pod>) {
-    let at = |s: i64| Timestamp::from_second(1_700_000_000 + s).unwrap().to_string();
+    let at = |s: i64| {
+        Timestamp::from_second(1_700_000_000 + s)
+            .unwrap()
+            .to_string()
+    };
     let nodes: Vec<Node> = (0..300)
         .map(|i| {
             let zone = ["a", "a", "b", "c"][i % 4];

@@ -78,7 +78,7 @@ proptest! {
         let incoming = pod("incoming", "", preemptor);
         let filters = PodFilters::prepare(&snapshot, &incoming, &SchedulingSettings::default()).unwrap();
         let info = snapshot.node("n1").unwrap();
-        let p = Preemptor::new(&incoming, filters, now());
+        let mut p = Preemptor::new(&incoming, filters, now());
         let fits_with = |kept: &[&Arc<Pod>]| {
             NodeResources::new(&info.node.status.allocatable, kept.iter().map(|q| pod_requests(q)))
                 .fits(&pod_requests(&incoming))

@@ -80,7 +80,7 @@ pub fn answer(
 
     let filters = PodFilters::prepare(snapshot, &pod, &config.scheduling)
         .map_err(|e| ApiError::bad_request(format!("pod {}: {e}", pod.metadata.key())))?;
-    let preemptor = Preemptor::new(&pod, filters, now);
+    let mut preemptor = Preemptor::new(&pod, filters, now);
     if let Err(why) = preemptor.eligibility(snapshot) {
         tracing::debug!(pod = %pod.metadata.key(), "no preemption: {why}");
         return Ok(ExtenderPreemptionResult::default());

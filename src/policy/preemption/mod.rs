@@ -4,8 +4,8 @@
 //! ([`victims`]), and which node upstream would then choose ([`pick`]).
 //!
 //! The preemptor's state is prepared once per request ([`Preemptor::new`]);
-//! each node then works on a clone of the filter state, removing and
-//! re-adding pods, never re-preparing.
+//! each node then removes and re-adds pods on that state and restores it,
+//! never re-preparing and never copying it.
 
 pub mod eligibility;
 pub mod pick;

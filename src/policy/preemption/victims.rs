@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::cluster::{NodeInfo, Snapshot};
-use crate::model::Pod;
+use crate::model::{Node, Pod};
 use crate::policy::resources::{NodeResources, Requests, pod_requests};
 use crate::policy::{Failure, Verdict, pdb};
 
@@ -17,13 +17,20 @@ use super::{NodeFilters, Preemptor, Victims, by_importance};
 
 impl<F: NodeFilters> Preemptor<'_, F> {
     /// The victims on `info`'s node, or why preemption cannot help there.
-    pub fn select_victims(&self, snapshot: &Snapshot, info: &NodeInfo) -> Result<Victims, Failure> {
+    ///
+    /// Works on the one prepared filter state: pods are removed and re-added
+    /// as upstream does on its per-node clone, and every pod still removed
+    /// at the end is added back, so the state is unchanged afterwards (the
+    /// rules count pods exactly). Cloning it per node would copy per-domain
+    /// counts of the whole cluster for each candidate.
+    pub fn select_victims(
+        &mut self,
+        snapshot: &Snapshot,
+        info: &NodeInfo,
+    ) -> Result<Victims, Failure> {
         let node = &*info.node;
         let priority = self.priority();
         let requests: Vec<Requests> = info.pods.iter().map(|p| pod_requests(p)).collect();
-        let mut resources = NodeResources::new(&node.status.allocatable, requests.iter().cloned());
-        let mut filters = self.filters.clone();
-
         let mut potential: Vec<(&Arc<Pod>, &Requests)> = info
             .pods
             .iter()
@@ -35,49 +42,31 @@ impl<F: NodeFilters> Preemptor<'_, F> {
                 "No preemption victims found for incoming pod",
             ));
         }
-        for (pod, req) in &potential {
-            resources.remove_pod(req);
-            filters.remove_pod(pod, node);
-        }
-        self.fits(&resources, &filters, node)?;
-
         potential.sort_by(|a, b| by_importance(a.0, b.0, self.now));
-        let ordered: Vec<&Pod> = potential.iter().map(|(p, _)| &***p).collect();
-        let violating = pdb::violations(snapshot, &ordered);
-        let (breaking, safe): (Vec<_>, Vec<_>) =
-            potential.iter().zip(&violating).partition(|(_, v)| **v);
-
-        let mut victims = Vec::new();
-        let mut num_pdb_violations = 0;
-        for (group_breaks_pdb, group) in [(true, breaking), (false, safe)] {
-            for ((pod, req), _) in group {
-                resources.add_pod(req);
-                filters.add_pod(pod, node);
-                if self.fits(&resources, &filters, node).is_err() {
-                    resources.remove_pod(req);
-                    filters.remove_pod(pod, node);
-                    victims.push(Arc::clone(pod));
-                    num_pdb_violations += usize::from(group_breaks_pdb);
-                }
-            }
+        let mut state = NodeState {
+            resources: NodeResources::new(&node.status.allocatable, requests.iter().cloned()),
+            filters: &mut self.filters,
+            request: &self.requests,
+            node,
+            gone: Vec::with_capacity(potential.len()),
+        };
+        for (pod, req) in &potential {
+            state.remove(pod, req);
         }
-        if victims.is_empty() {
+        let outcome = state.fits().and_then(|()| {
+            let ordered: Vec<&Pod> = potential.iter().map(|(p, _)| &***p).collect();
+            let violating = pdb::violations(snapshot, &ordered);
+            reprieve(&mut state, &potential, &violating)
+        });
+        state.restore();
+        let mut victims = outcome?;
+        if victims.pods.is_empty() {
             return Err(Failure::unresolvable(
                 "the pod fits without evicting anything",
             ));
         }
-        victims.sort_by(|a, b| by_importance(a, b, self.now));
-        Ok(Victims {
-            pods: victims,
-            num_pdb_violations,
-        })
-    }
-
-    /// Resources first (as kube-scheduler runs NodeResourcesFit before the
-    /// affinity and spread plugins), then the other rules.
-    fn fits(&self, resources: &NodeResources, filters: &F, node: &crate::model::Node) -> Verdict {
-        resources.fits(&self.requests)?;
-        filters.check(node)
+        victims.pods.sort_by(|a, b| by_importance(a, b, self.now));
+        Ok(victims)
     }
 
     /// The preemptor's status on a node as it is now (nothing evicted).
@@ -86,7 +75,76 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             &info.node.status.allocatable,
             info.pods.iter().map(|p| pod_requests(p)),
         );
-        self.fits(&resources, &self.filters, &info.node)
+        resources.fits(&self.requests)?;
+        self.filters.check(&info.node)
+    }
+}
+
+/// Give pods back, those whose eviction would break a budget first, then
+/// the rest, each group most important first; a pod that no longer lets
+/// the preemptor fit is evicted again and becomes a victim.
+fn reprieve<F: NodeFilters>(
+    state: &mut NodeState<'_, F>,
+    potential: &[(&Arc<Pod>, &Requests)],
+    violating: &[bool],
+) -> Result<Victims, Failure> {
+    let mut victims = Victims {
+        pods: Vec::new(),
+        num_pdb_violations: 0,
+    };
+    for breaks_pdb in [true, false] {
+        for ((pod, req), _) in potential
+            .iter()
+            .zip(violating)
+            .filter(|(_, v)| **v == breaks_pdb)
+        {
+            state.add_back(pod, req);
+            if state.fits().is_err() {
+                state.remove(pod, req);
+                victims.pods.push(Arc::clone(pod));
+                victims.num_pdb_violations += usize::from(breaks_pdb);
+            }
+        }
+    }
+    Ok(victims)
+}
+
+/// One node while its pods are taken away and given back.
+struct NodeState<'s, F: NodeFilters> {
+    resources: NodeResources,
+    filters: &'s mut F,
+    request: &'s Requests,
+    node: &'s Node,
+    /// Pods currently removed, to restore the filter state at the end.
+    gone: Vec<Arc<Pod>>,
+}
+
+impl<F: NodeFilters> NodeState<'_, F> {
+    fn remove(&mut self, pod: &Arc<Pod>, req: &Requests) {
+        self.resources.remove_pod(req);
+        self.filters.remove_pod(pod, self.node);
+        self.gone.push(Arc::clone(pod));
+    }
+
+    fn add_back(&mut self, pod: &Arc<Pod>, req: &Requests) {
+        self.resources.add_pod(req);
+        self.filters.add_pod(pod, self.node);
+        if let Some(i) = self.gone.iter().position(|p| Arc::ptr_eq(p, pod)) {
+            self.gone.swap_remove(i);
+        }
+    }
+
+    /// Resources first (kube-scheduler runs NodeResourcesFit before the
+    /// affinity and spread plugins), then the other rules.
+    fn fits(&self) -> Verdict {
+        self.resources.fits(self.request)?;
+        self.filters.check(self.node)
+    }
+
+    fn restore(mut self) {
+        for pod in std::mem::take(&mut self.gone) {
+            self.filters.add_pod(&pod, self.node);
+        }
     }
 }
 
@@ -123,6 +181,49 @@ mod tests {
 
     fn select(s: &Snapshot, preemptor: &Pod, node: &str) -> Result<Victims, Failure> {
         Preemptor::new(preemptor, NoFilters, now()).select_victims(s, s.node(node).unwrap())
+    }
+
+    #[test]
+    fn the_prepared_filter_state_is_unchanged_after_each_node() {
+        let s = snapshot(
+            vec![node("n1", 1000, 1000), node("n2", 1000, 1000)],
+            vec![
+                with_labels(
+                    pod("blocker-1", "n1", LOW, 100, 0, Some(1)),
+                    &[("app", "web")],
+                ),
+                with_labels(
+                    pod("blocker-2", "n2", LOW, 100, 0, Some(1)),
+                    &[("app", "web")],
+                ),
+                pod("filler", "n1", LOW, 900, 0, Some(1)),
+            ],
+            vec![],
+        );
+        let mut filters = AvoidLabel {
+            label: "web".into(),
+            ..Default::default()
+        };
+        for info in s.nodes() {
+            for p in &info.pods {
+                filters.add_pod(p, &info.node);
+            }
+        }
+        let before = filters.on_node.clone();
+        let preemptor = pod("p", "", HIGH, 100, 0, None);
+        let mut p = Preemptor::new(&preemptor, filters, now());
+        for _ in 0..2 {
+            for name in ["n1", "n2"] {
+                let v = p.select_victims(&s, s.node(name).unwrap()).unwrap();
+                assert_eq!(v.pods.len(), 1, "{name}: {v:?}");
+            }
+        }
+        // A node that cannot be helped also restores what it removed.
+        let huge = pod("huge", "", HIGH, 5000, 0, None);
+        let mut h = Preemptor::new(&huge, p.filters.clone(), now());
+        assert!(h.select_victims(&s, s.node("n1").unwrap()).is_err());
+        assert_eq!(h.filters.on_node, before);
+        assert_eq!(p.filters.on_node, before);
     }
 
     #[test]
