@@ -2,7 +2,11 @@
 //! current snapshot and encodes the answer. The server mounts each group
 //! under its own body limit (see `server::router`).
 
+pub mod admission;
+pub mod admission_types;
+
 use axum::Router;
+use axum::routing::post;
 
 use crate::server::AppState;
 
@@ -15,9 +19,12 @@ pub fn scheduler_routes() -> Router<AppState> {
     Router::new().merge(preempt::routes())
 }
 
-/// `/admission/*`: kube-apiserver's webhook calls.
+/// `/admission/*`: kube-apiserver's webhook calls: the priority admission
+/// webhooks (mutating for pods, validating for PriorityClasses).
 pub fn admission_routes() -> Router<AppState> {
     Router::new()
+        .route("/admission/priority", post(admission::priority))
+        .route("/admission/priorityclass", post(admission::priority_class))
 }
 
 /// Everything else people and controllers call (e.g. `/scale-in`).

@@ -4,6 +4,8 @@
 //! done once (PreFilter/PreScore), then a cheap per-node check or score.
 
 pub mod pod_affinity;
+pub mod priority;
+pub mod priority_class;
 
 use std::fmt;
 

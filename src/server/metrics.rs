@@ -39,6 +39,10 @@ pub struct Metrics {
     registry: Registry,
     pub requests: Family<RouteStatus, Counter>,
     pub request_seconds: Family<RouteLabel, Histogram>,
+    /// Pod priority admission decisions by result.
+    pub pod_admissions: Family<ResultLabel, Counter>,
+    /// PriorityClass validation decisions by result.
+    pub priority_class_admissions: Family<ResultLabel, Counter>,
     view_objects: Family<KindLabel, Gauge>,
     view_reloads: Counter<u64, AtomicU64>,
     view_reload_failures: Counter<u64, AtomicU64>,
@@ -63,6 +67,8 @@ impl Metrics {
         let request_seconds =
             Family::<RouteLabel, Histogram>::new_with_constructor(latency_histogram as fn() -> _);
         let view_objects = Family::<KindLabel, Gauge>::default();
+        let pod_admissions = Family::<ResultLabel, Counter>::default();
+        let priority_class_admissions = Family::<ResultLabel, Counter>::default();
         let view_reloads = Counter::default();
         let view_reload_failures = Counter::default();
         let view_ready = Gauge::default();
@@ -78,6 +84,16 @@ impl Metrics {
             "http_request_duration_seconds",
             "HTTP request latency by route",
             request_seconds.clone(),
+        );
+        registry.register(
+            "admission_pod_decisions",
+            "Pod priority admission decisions by result (patched, allowed, denied, ignored)",
+            pod_admissions.clone(),
+        );
+        registry.register(
+            "admission_priorityclass_decisions",
+            "PriorityClass validation decisions by result (allowed, denied, ignored)",
+            priority_class_admissions.clone(),
         );
         registry.register(
             "view_objects",
@@ -118,6 +134,8 @@ impl Metrics {
             registry,
             requests,
             request_seconds,
+            pod_admissions,
+            priority_class_admissions,
             view_objects,
             view_reloads,
             view_reload_failures,

@@ -14,9 +14,7 @@
 use std::sync::Arc;
 
 use super::counts::{DomainCounts, LiveCounts, Witness};
-use super::terms::{
-    Namespaces, PodTerms, Term, existing_term_matches, for_each_bound_pod, group_is_valid,
-};
+use super::terms::{Namespaces, PodTerms, Term, for_each_bound_pod, terms_selecting};
 use crate::cluster::Snapshot;
 use crate::model::pod::PodAffinityTerm;
 use crate::model::{Labels, Node, Pod};
@@ -134,24 +132,20 @@ fn anti_affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
     counts
 }
 
-pub(super) fn required_anti_terms(pod: &Pod) -> &[PodAffinityTerm] {
+fn required_anti_terms(pod: &Pod) -> &[PodAffinityTerm] {
     pod.pod_anti_affinity().map_or(&[][..], |a| {
         &a.required_during_scheduling_ignored_during_execution[..]
     })
 }
 
-/// The existing pod's required anti-affinity terms that select `incoming`,
-/// by index; none when the group does not parse (upstream drops it).
+/// The existing pod's required anti-affinity terms that select `incoming`.
 fn existing_terms_selecting<'a>(
     existing: &'a Pod,
     incoming: &'a Pod,
     incoming_ns_labels: &'a Labels,
 ) -> impl Iterator<Item = (usize, &'a PodAffinityTerm)> + 'a {
     let terms = required_anti_terms(existing);
-    let valid = group_is_valid(terms.iter());
-    terms.iter().enumerate().filter(move |(_, t)| {
-        valid && existing_term_matches(existing, t, incoming, incoming_ns_labels)
-    })
+    terms_selecting(terms, |t| t, existing, incoming, incoming_ns_labels)
 }
 
 fn existing_anti_affinity_counts(

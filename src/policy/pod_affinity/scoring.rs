@@ -9,9 +9,7 @@
 //! Existing pods' required anti-affinity plays no part in scoring.
 //! A node's raw score is the sum over the keys it carries.
 
-use super::terms::{
-    PodTerms, WeightedTerm, existing_term_matches, for_each_bound_pod, group_is_valid,
-};
+use super::terms::{PodTerms, WeightedTerm, for_each_bound_pod, terms_selecting};
 use crate::cluster::Snapshot;
 use crate::model::pod::{PodAffinityTerm, WeightedPodAffinityTerm};
 use crate::model::{Labels, Node, Pod};
@@ -94,48 +92,41 @@ impl AffinityScore {
         incoming_ns_labels: &Labels,
         hard_pod_affinity_weight: i32,
     ) {
-        let selects =
-            |t: &PodAffinityTerm| existing_term_matches(existing, t, incoming, incoming_ns_labels);
         if let Some(a) = existing.pod_affinity() {
-            let required = &a.required_during_scheduling_ignored_during_execution;
-            if hard_pod_affinity_weight > 0 && group_is_valid(required.iter()) {
-                for t in required.iter().filter(|t| selects(t)) {
+            if hard_pod_affinity_weight > 0 {
+                let required = &a.required_during_scheduling_ignored_during_execution;
+                for (_, t) in
+                    terms_selecting(required, |t| t, existing, incoming, incoming_ns_labels)
+                {
                     self.add(node, &t.topology_key, i64::from(hard_pod_affinity_weight));
                 }
             }
-            self.add_weighted(
-                node,
-                &a.preferred_during_scheduling_ignored_during_execution,
-                1,
-                &selects,
-            );
+            let preferred = &a.preferred_during_scheduling_ignored_during_execution;
+            for (_, w) in terms_selecting(
+                preferred,
+                weighted_term,
+                existing,
+                incoming,
+                incoming_ns_labels,
+            ) {
+                self.add(node, &w.pod_affinity_term.topology_key, i64::from(w.weight));
+            }
         }
         if let Some(a) = existing.pod_anti_affinity() {
-            self.add_weighted(
-                node,
-                &a.preferred_during_scheduling_ignored_during_execution,
-                -1,
-                &selects,
-            );
-        }
-    }
-
-    fn add_weighted(
-        &mut self,
-        node: &Node,
-        terms: &[WeightedPodAffinityTerm],
-        sign: i64,
-        selects: &dyn Fn(&PodAffinityTerm) -> bool,
-    ) {
-        if !group_is_valid(terms.iter().map(|w| &w.pod_affinity_term)) {
-            return;
-        }
-        for w in terms.iter().filter(|w| selects(&w.pod_affinity_term)) {
-            self.add(
-                node,
-                &w.pod_affinity_term.topology_key,
-                i64::from(w.weight) * sign,
-            );
+            let preferred = &a.preferred_during_scheduling_ignored_during_execution;
+            for (_, w) in terms_selecting(
+                preferred,
+                weighted_term,
+                existing,
+                incoming,
+                incoming_ns_labels,
+            ) {
+                self.add(
+                    node,
+                    &w.pod_affinity_term.topology_key,
+                    -i64::from(w.weight),
+                );
+            }
         }
     }
 
@@ -146,6 +137,10 @@ impl AffinityScore {
             .filter_map(|(key, values)| values.get(node.label(key)?))
             .sum()
     }
+}
+
+fn weighted_term(w: &WeightedPodAffinityTerm) -> &PodAffinityTerm {
+    &w.pod_affinity_term
 }
 
 /// Upstream NormalizeScore: scale raw scores to 0..=100 between their

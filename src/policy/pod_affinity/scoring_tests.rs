@@ -1,41 +1,510 @@
-//! Score tables, ported from upstream scoring_test.go situations.
+//! Score tables: the situations and expectations of upstream's
+//! TestPreferredAffinity and TestPreferredAffinityWithHardPodAffinitySymmetricWeight
+//! (normalised scores), re-expressed with our builders.
+
+use serde_json::json;
 
 use super::test_support::*;
 use super::*;
+use crate::model::pod::PodAffinityTerm;
+use crate::model::{Namespace, Node, Pod};
+
+const NS: &str = "default";
+
+struct Case {
+    name: &'static str,
+    pod: Pod,
+    pods: Vec<Pod>,
+    nodes: Vec<Node>,
+    hard_weight: i32,
+    /// Normalised scores per node; `None` when the plugin is skipped.
+    want: Option<Vec<i64>>,
+}
+
+fn namespaces() -> Vec<Namespace> {
+    vec![
+        namespace("subteam1.team1", &[("team", "team1")]),
+        namespace("subteam2.team1", &[("team", "team1")]),
+        namespace("subteam1.team2", &[("team", "team2")]),
+        namespace("subteam2.team2", &[("team", "team2")]),
+    ]
+}
+
+fn run(cases: Vec<Case>) {
+    for c in cases {
+        let s = snapshot(c.nodes.clone(), c.pods, namespaces());
+        let prepared =
+            prepare_score(&s, &c.pod, c.hard_weight).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let got =
+            prepared.map(|sc| normalize(&c.nodes.iter().map(|n| sc.score(n)).collect::<Vec<_>>()));
+        assert_eq!(got, c.want, "{}", c.name);
+    }
+}
+
+fn p(name: &str) -> PodBuilder {
+    pod(NS, name)
+}
+
+const S1: &[(&str, &str)] = &[("security", "S1")];
+const S2: &[(&str, &str)] = &[("security", "S2")];
+const CHINA: &[(&str, &str)] = &[("region", "China")];
+const INDIA: &[(&str, &str)] = &[("region", "India")];
+const AZ1: &[(&str, &str)] = &[("az", "az1")];
+const AZ2: &[(&str, &str)] = &[("az", "az2")];
+const CHINA_AZ1: &[(&str, &str)] = &[("region", "China"), ("az", "az1")];
+
+fn nodes(labels: &[&[(&str, &str)]]) -> Vec<Node> {
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| node(&format!("node{}", i + 1), l))
+        .collect()
+}
+
+fn stay_with_s1_in_region(b: PodBuilder) -> PodBuilder {
+    b.preferred_affinity(5, term("security", "In", &["S1"], "region"))
+}
+
+fn stay_with_s2_in_region(b: PodBuilder) -> PodBuilder {
+    b.preferred_affinity(6, term("security", "In", &["S2"], "region"))
+}
+
+fn away_from_s1_in_az(b: PodBuilder) -> PodBuilder {
+    b.preferred_anti_affinity(5, term("security", "In", &["S1"], "az"))
+}
+
+fn away_from_s2_in_az(b: PodBuilder) -> PodBuilder {
+    b.preferred_anti_affinity(5, term("security", "In", &["S2"], "az"))
+}
+
+fn stay_with_s1_away_from_s2(b: PodBuilder) -> PodBuilder {
+    b.preferred_affinity(8, term("security", "In", &["S1"], "region"))
+        .preferred_anti_affinity(5, term("security", "In", &["S2"], "az"))
+}
+
+fn team1_or_subteam2_team2() -> PodAffinityTerm {
+    term_json(json!({
+        "labelSelector": {"matchExpressions": [{"key": "security", "operator": "In", "values": ["S1"]}]},
+        "namespaces": ["subteam2.team2"],
+        "namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["team1"]}]},
+        "topologyKey": "region",
+    }))
+}
+
+fn on(b: PodBuilder, node: &str) -> Pod {
+    b.on(node).build()
+}
+
+fn case(
+    name: &'static str,
+    pod: PodBuilder,
+    pods: Vec<Pod>,
+    nodes: Vec<Node>,
+    want: Option<Vec<i64>>,
+) -> Case {
+    Case {
+        name,
+        pod: pod.build(),
+        pods,
+        nodes,
+        hard_weight: 1,
+        want,
+    }
+}
+
+#[test]
+fn preferred_affinity() {
+    let affinity3 = |b: PodBuilder| {
+        b.preferred_affinity(
+            8,
+            term_json(json!({"labelSelector": {"matchExpressions": [
+                {"key": "security", "operator": "NotIn", "values": ["S1"]},
+                {"key": "security", "operator": "In", "values": ["S2"]}]}, "topologyKey": "region"})),
+        )
+        .preferred_affinity(
+            2,
+            term_json(json!({"labelSelector": {"matchExpressions": [
+                {"key": "security", "operator": "Exists"},
+                {"key": "wrongkey", "operator": "DoesNotExist"}]}, "topologyKey": "region"})),
+        )
+    };
+    let hard = |b: PodBuilder| {
+        b.required_affinity(term("security", "In", &["S1", "value2"], "region")).required_affinity(term_json(json!({
+            "labelSelector": {"matchExpressions": [
+                {"key": "security", "operator": "Exists"}, {"key": "wrongkey", "operator": "DoesNotExist"}]},
+            "topologyKey": "region"})))
+    };
+    run(vec![
+        case(
+            "no terms anywhere: skipped",
+            p("in").labels(S1),
+            vec![],
+            nodes(&[CHINA, INDIA, AZ1]),
+            None,
+        ),
+        case(
+            "the domain holding a matching pod scores highest",
+            stay_with_s1_in_region(p("in").labels(S1)),
+            vec![
+                on(p("a").labels(S1), "node1"),
+                on(p("b").labels(S2), "node2"),
+                on(p("c").labels(S1), "node3"),
+            ],
+            nodes(&[CHINA, INDIA, AZ1]),
+            Some(vec![100, 0, 0]),
+        ),
+        case(
+            "every node of the matching domain shares the score",
+            stay_with_s1_in_region(p("in")),
+            vec![on(p("a").labels(S1), "node1")],
+            nodes(&[CHINA, CHINA_AZ1, INDIA]),
+            Some(vec![100, 100, 0]),
+        ),
+        case(
+            "the region with more matching pods scores higher",
+            stay_with_s2_in_region(p("in").labels(S1)),
+            ["node1", "node1", "node2", "node3", "node4", "node5"]
+                .iter()
+                .enumerate()
+                .map(|(i, n)| on(p(&format!("p{i}")).labels(S2), n))
+                .collect(),
+            nodes(&[CHINA, INDIA, CHINA, CHINA, INDIA]),
+            Some(vec![100, 0, 100, 100, 0]),
+        ),
+        case(
+            "operators and weights add up per domain",
+            affinity3(p("in").labels(S1)),
+            vec![
+                on(p("a").labels(S1), "node1"),
+                on(p("b").labels(S2), "node2"),
+                on(p("c").labels(S1), "node3"),
+            ],
+            nodes(&[CHINA, INDIA, AZ1]),
+            Some(vec![20, 100, 0]),
+        ),
+        case(
+            "symmetry: existing pods' preferred affinity selecting the pod",
+            p("in").labels(S2),
+            vec![
+                on(stay_with_s1_in_region(p("a").labels(S1)), "node1"),
+                on(stay_with_s2_in_region(p("b").labels(S2)), "node2"),
+            ],
+            nodes(&[CHINA, INDIA, AZ1]),
+            Some(vec![0, 100, 0]),
+        ),
+        case(
+            "symmetry: existing preferred affinity with a namespaceSelector on the pod's namespace",
+            pod("subteam1.team1", "in").labels(S1),
+            vec![
+                on(
+                    p("a")
+                        .labels(S1)
+                        .preferred_affinity(5, team1_or_subteam2_team2()),
+                    "node1",
+                ),
+                on(stay_with_s2_in_region(p("b").labels(S2)), "node2"),
+            ],
+            nodes(&[CHINA, INDIA, AZ1]),
+            Some(vec![100, 0, 0]),
+        ),
+        case(
+            "symmetry: existing preferred anti-affinity with a namespaceSelector on the pod's namespace",
+            pod("subteam1.team1", "in").labels(S1),
+            vec![
+                on(
+                    p("a")
+                        .labels(S1)
+                        .preferred_anti_affinity(5, team1_or_subteam2_team2()),
+                    "node1",
+                ),
+                on(stay_with_s2_in_region(p("b").labels(S2)), "node2"),
+            ],
+            nodes(&[CHINA, INDIA, AZ1]),
+            Some(vec![0, 100, 100]),
+        ),
+        case(
+            "symmetry: existing pods' required affinity counts with the hard weight",
+            p("in").labels(S1),
+            vec![
+                on(hard(p("a").labels(S1)), "node1"),
+                on(hard(p("b").labels(S2)), "node2"),
+            ],
+            nodes(&[CHINA, INDIA, AZ1]),
+            Some(vec![100, 100, 0]),
+        ),
+        case(
+            "anti-affinity: the node without matching pods scores highest",
+            away_from_s1_in_az(p("in").labels(S1)),
+            vec![
+                on(p("a").labels(S1), "node1"),
+                on(p("b").labels(S2), "node2"),
+            ],
+            nodes(&[AZ1, CHINA]),
+            Some(vec![0, 100]),
+        ),
+        case(
+            "anti-affinity: a node without the topology key is not penalised",
+            away_from_s1_in_az(p("in").labels(S1)),
+            vec![
+                on(p("a").labels(S1), "node1"),
+                on(p("b").labels(S1), "node2"),
+            ],
+            nodes(&[AZ1, CHINA]),
+            Some(vec![0, 100]),
+        ),
+        case(
+            "anti-affinity: more matching pods score lower",
+            away_from_s1_in_az(p("in").labels(S1)),
+            vec![
+                on(p("a").labels(S1), "node1"),
+                on(p("b").labels(S1), "node1"),
+                on(p("c").labels(S2), "node2"),
+            ],
+            nodes(&[AZ1, INDIA]),
+            Some(vec![0, 100]),
+        ),
+        case(
+            "anti-affinity symmetry: existing pods' preferred anti-affinity selecting the pod",
+            p("in").labels(S2),
+            vec![
+                on(away_from_s2_in_az(p("a").labels(S1)), "node1"),
+                on(away_from_s1_in_az(p("b").labels(S2)), "node2"),
+            ],
+            nodes(&[AZ1, AZ2]),
+            Some(vec![0, 100]),
+        ),
+        case(
+            "affinity and anti-affinity together",
+            stay_with_s1_away_from_s2(p("in").labels(S1)),
+            vec![
+                on(p("a").labels(S1), "node1"),
+                on(p("b").labels(S1), "node2"),
+            ],
+            nodes(&[CHINA, AZ1]),
+            Some(vec![100, 0]),
+        ),
+        case(
+            "same-labelled pods: together in the region, apart on the node",
+            stay_with_s1_away_from_s2(p("in").labels(S1)),
+            [
+                "node1", "node1", "node2", "node3", "node3", "node4", "node5",
+            ]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| on(p(&format!("p{i}")).labels(S1), n))
+            .collect(),
+            nodes(&[CHINA_AZ1, INDIA, CHINA, CHINA, INDIA]),
+            Some(vec![100, 0, 100, 100, 0]),
+        ),
+        case(
+            "affinity, anti-affinity and both symmetries together",
+            stay_with_s1_away_from_s2(p("in").labels(S1)),
+            vec![
+                on(p("a").labels(S1), "node1"),
+                on(p("b").labels(S2), "node2"),
+                on(stay_with_s1_away_from_s2(p("c")), "node3"),
+                on(away_from_s1_in_az(p("d")), "node4"),
+            ],
+            nodes(&[CHINA, AZ1, INDIA, AZ2]),
+            Some(vec![100, 0, 100, 0]),
+        ),
+        case(
+            "a topology where only some nodes hold pods with affinity",
+            p("in").labels(S1),
+            vec![
+                on(p("a").labels(S1), "node1"),
+                on(stay_with_s1_away_from_s2(p("b")), "node2"),
+            ],
+            nodes(&[CHINA, CHINA]),
+            Some(vec![0, 0]),
+        ),
+        case(
+            "incoming namespaceSelector counts pods of the selected namespaces only",
+            pod("subteam1.team1", "in")
+                .labels(S1)
+                .preferred_affinity(5, team1_or_subteam2_team2()),
+            vec![
+                on(pod("subteam1.team1", "a").labels(S1), "node1"),
+                on(pod("subteam1.team1", "b").labels(S1), "node1"),
+                on(pod("subteam1.team2", "c").labels(S1), "node1"),
+                on(pod("subteam2.team1", "d").labels(S1), "node2"),
+            ],
+            nodes(&[CHINA, INDIA]),
+            Some(vec![100, 0]),
+        ),
+        case(
+            "incoming namespaces list and namespaceSelector are ORed",
+            pod("subteam1.team1", "in")
+                .labels(S1)
+                .preferred_affinity(5, team1_or_subteam2_team2()),
+            vec![
+                on(pod("subteam1.team1", "a").labels(S1), "node1"),
+                on(pod("subteam1.team1", "b").labels(S1), "node1"),
+                on(pod("subteam2.team2", "c").labels(S1), "node1"),
+                on(pod("subteam2.team1", "d").labels(S1), "node2"),
+            ],
+            nodes(&[CHINA, INDIA]),
+            Some(vec![100, 0]),
+        ),
+        case(
+            "incoming anti-affinity with namespaceSelector",
+            pod("subteam1.team1", "in")
+                .labels(S1)
+                .preferred_anti_affinity(5, team1_or_subteam2_team2()),
+            vec![
+                on(pod("subteam1.team1", "a").labels(S1), "node1"),
+                on(pod("subteam1.team1", "b").labels(S1), "node1"),
+                on(pod("subteam1.team2", "c").labels(S1), "node1"),
+                on(pod("subteam2.team1", "d").labels(S1), "node2"),
+            ],
+            nodes(&[CHINA, INDIA]),
+            Some(vec![0, 100]),
+        ),
+        case(
+            "existing pods' preferred terms count by default",
+            p("in").labels(S2),
+            vec![
+                on(stay_with_s1_away_from_s2(p("a").labels(S1)), "node1"),
+                on(stay_with_s2_in_region(p("b").labels(S2)), "node2"),
+            ],
+            nodes(&[CHINA, INDIA]),
+            Some(vec![0, 100]),
+        ),
+        case("no nodes", p("in").labels(S2), vec![], vec![], None),
+    ]);
+}
+
+#[test]
+fn preferred_affinity_with_hard_pod_affinity_symmetric_weight() {
+    let hard = |b: PodBuilder| {
+        b.required_affinity(term_json(json!({
+            "labelSelector": {"matchExpressions": [{"key": "service", "operator": "In", "values": ["S1"]}]},
+            "namespaces": [NS, "subteam2.team2"],
+            "namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["team1"]}]},
+            "topologyKey": "region",
+        })))
+    };
+    let service_s1 = &[("service", "S1")];
+    let existing = || vec![on(hard(p("a")), "node1"), on(hard(p("b")), "node2")];
+    let with = |name, ns: &str, weight, want| Case {
+        name,
+        pod: pod(ns, "in").labels(service_s1).build(),
+        pods: existing(),
+        nodes: nodes(&[CHINA, INDIA, AZ1]),
+        hard_weight: weight,
+        want,
+    };
+    run(vec![
+        with("default weight", NS, 1, Some(vec![100, 100, 0])),
+        with("zero weight: skipped", NS, 0, None),
+        with(
+            "namespace matches neither list nor selector: skipped",
+            "subteam1.team2",
+            1,
+            None,
+        ),
+        with(
+            "namespace selected by namespaceSelector",
+            "subteam1.team1",
+            1,
+            Some(vec![100, 100, 0]),
+        ),
+        with(
+            "namespace in the namespaces list",
+            "subteam2.team2",
+            1,
+            Some(vec![100, 100, 0]),
+        ),
+    ]);
+}
+
+#[test]
+fn raw_scores_sum_weights_over_the_keys_a_node_carries() {
+    let s = snapshot(
+        vec![
+            node("n1", &[("zone", "z1"), (HOSTNAME, "n1")]),
+            node("n2", &[("zone", "z1"), (HOSTNAME, "n2")]),
+        ],
+        vec![
+            p("db").labels(&[("app", "db")]).on("n1").build(),
+            p("peer")
+                .on("n2")
+                .required_affinity(term("app", "In", &["web"], "zone"))
+                .build(),
+        ],
+        vec![],
+    );
+    let incoming = p("web")
+        .labels(&[("app", "web")])
+        .preferred_affinity(10, term("app", "In", &["db"], HOSTNAME))
+        .preferred_affinity(3, term("app", "In", &["db"], "zone"))
+        .build();
+    let sc = prepare_score(&s, &incoming, 7).unwrap().unwrap();
+    // n1: 10 (hostname) + 3 (zone) + 7 (peer's required term, zone); n2: 3 + 7.
+    assert_eq!(sc.score(&s.nodes()[0].node), 20);
+    assert_eq!(sc.score(&s.nodes()[1].node), 10);
+}
+
+#[test]
+fn existing_required_anti_affinity_does_not_score() {
+    let s = snapshot(
+        vec![node("n1", &[("zone", "z1")])],
+        vec![
+            p("guard")
+                .on("n1")
+                .required_anti_affinity(term("app", "In", &["web"], "zone"))
+                .build(),
+        ],
+        vec![],
+    );
+    let incoming = p("web").labels(&[("app", "web")]).build();
+    assert!(prepare_score(&s, &incoming, 1).unwrap().is_none());
+}
+
+#[test]
+fn invalid_preferred_terms_fail_preparation() {
+    let s = snapshot(vec![node("n1", &[])], vec![], vec![]);
+    let bad = term_json(json!({
+        "labelSelector": {"matchExpressions": [{"key": "security", "operator": "NotIn"}]},
+        "topologyKey": "az",
+    }));
+    let err = prepare_score(&s, &p("in").preferred_anti_affinity(5, bad).build(), 1).unwrap_err();
+    assert!(
+        err.contains("podAntiAffinity preferredDuringScheduling term 0"),
+        "{err}"
+    );
+}
 
 #[test]
 fn normalize_spreads_between_min_and_max() {
     assert_eq!(normalize(&[-5, 0, 5]), vec![0, 50, 100]);
+    assert_eq!(normalize(&[2, 10, 0]), vec![20, 100, 0]);
+    // Same float arithmetic as upstream: 100 * (1/3) truncates to 33.
+    assert_eq!(normalize(&[0, 1, 3]), vec![0, 33, 100]);
     assert_eq!(normalize(&[3, 3]), vec![0, 0]);
     assert!(normalize(&[]).is_empty());
 }
 
 #[test]
-fn preferred_affinity_prefers_the_domain_of_a_matching_pod() {
+fn existing_pod_preferred_group_with_an_unparsable_term_is_dropped() {
+    let bad = term_json(json!({
+        "labelSelector": {"matchExpressions": [{"key": "x", "operator": "In"}]},
+        "topologyKey": "region",
+    }));
     let s = snapshot(
-        vec![node("n1", &[(ZONE, "a")]), node("n2", &[(ZONE, "b")])],
-        vec![pod("ns", "db").labels(&[("app", "db")]).on("n1").build()],
+        nodes(&[CHINA, INDIA]),
+        vec![
+            on(
+                stay_with_s1_in_region(p("a")).preferred_affinity(1, bad),
+                "node1",
+            ),
+            on(stay_with_s1_in_region(p("b")), "node2"),
+        ],
         vec![],
     );
-    let incoming = pod("ns", "web")
-        .preferred_affinity(5, term("app", "In", &["db"], ZONE))
-        .build();
-    let sc = prepare_score(&s, &incoming, 1).unwrap().unwrap();
-    assert_eq!(sc.score(&node("n1", &[(ZONE, "a")])), 5);
-    assert_eq!(sc.score(&node("n2", &[(ZONE, "b")])), 0);
-}
-
-#[test]
-fn preferred_anti_affinity_subtracts_its_weight() {
-    let s = snapshot(
-        vec![node("n1", &[(ZONE, "a")]), node("n2", &[(ZONE, "b")])],
-        vec![pod("ns", "db").labels(&[("app", "db")]).on("n1").build()],
-        vec![],
-    );
-    let incoming = pod("ns", "web")
-        .preferred_anti_affinity(3, term("app", "In", &["db"], ZONE))
-        .build();
-    let sc = prepare_score(&s, &incoming, 1).unwrap().unwrap();
-    assert_eq!(sc.score(&node("n1", &[(ZONE, "a")])), -3);
-    assert_eq!(sc.score(&node("n2", &[(ZONE, "b")])), 0);
+    let sc = prepare_score(&s, &p("in").labels(S1).build(), 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(sc.score(&s.nodes()[0].node), 0);
+    assert_eq!(sc.score(&s.nodes()[1].node), 5);
 }

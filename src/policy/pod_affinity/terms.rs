@@ -6,7 +6,7 @@
 //!   namespaceSelector resolved against the Namespace objects of the view
 //!   (upstream `mergeAffinityTermNamespacesIfNotEmpty`);
 //! - existing pods' terms, evaluated in place against the incoming pod with
-//!   the incoming pod's namespace labels ([`existing_term_matches`]), so that
+//!   the incoming pod's namespace labels ([`terms_selecting`]), so that
 //!   thousands of existing pods cost no allocation.
 //!
 //! matchLabelKeys / mismatchLabelKeys: kube-apiserver merges them into
@@ -18,6 +18,7 @@
 //! pods it adds nothing (the merged requirement is found), for file pods it
 //! gives what the apiserver would have stored.
 
+use std::cell::OnceCell;
 use std::fmt;
 
 use std::sync::Arc;
@@ -227,12 +228,6 @@ fn validate(raw: &PodAffinityTerm) -> Result<(), String> {
     Ok(())
 }
 
-/// Upstream drops a whole group of an existing pod's terms when one of them
-/// does not parse; such a group then neither blocks nor scores.
-pub fn group_is_valid<'a>(mut terms: impl Iterator<Item = &'a PodAffinityTerm>) -> bool {
-    terms.all(|t| validate(t).is_ok())
-}
-
 /// The matchLabelKeys (`In`) and mismatchLabelKeys (`NotIn`) requirements
 /// the apiserver would have merged and the selector does not carry yet.
 fn pending_label_key_requirements<'a>(
@@ -257,7 +252,7 @@ fn pending_label_key_requirements<'a>(
 /// Whether an existing pod's term (`owner` holds it) selects the incoming
 /// pod: namespace through the term's list / owner namespace /
 /// namespaceSelector on the incoming pod's namespace labels, then labels.
-pub fn existing_term_matches(
+fn existing_term_matches(
     owner: &Pod,
     term: &PodAffinityTerm,
     incoming: &Pod,
@@ -286,4 +281,22 @@ pub fn existing_term_matches(
                 _ => !same,
             }
         })
+}
+
+/// The terms of one of an existing pod's groups (e.g. its required
+/// anti-affinity) that select the incoming pod, with their index. Upstream
+/// drops a whole group when one of its terms does not parse, so such a group
+/// selects nothing; validity is only checked once a term matches.
+pub fn terms_selecting<'a, T>(
+    group: &'a [T],
+    term_of: fn(&T) -> &PodAffinityTerm,
+    existing: &'a Pod,
+    incoming: &'a Pod,
+    incoming_ns_labels: &'a Labels,
+) -> impl Iterator<Item = (usize, &'a T)> + 'a {
+    let valid = OnceCell::new();
+    group.iter().enumerate().filter(move |(_, g)| {
+        existing_term_matches(existing, term_of(g), incoming, incoming_ns_labels)
+            && *valid.get_or_init(|| group.iter().all(|g| validate(term_of(g)).is_ok()))
+    })
 }

@@ -9,7 +9,6 @@ use crate::model::{Labels, Namespace, Node, Pod};
 
 pub const HOSTNAME: &str = "kubernetes.io/hostname";
 pub const ZONE: &str = "topology.kubernetes.io/zone";
-pub const REGION: &str = "region";
 
 pub fn labels(pairs: &[(&str, &str)]) -> Labels {
     pairs

@@ -1,0 +1,503 @@
+//! The admission webhooks: `POST /admission/priority` (mutating, pods) and
+//! `POST /admission/priorityclass` (validating, PriorityClasses).
+//!
+//! Each decodes the AdmissionReview at the edge, hands the few fields that
+//! matter to `policy::priority` / `policy::priority_class` with the current
+//! snapshot, and encodes the answer: always HTTP 200 with the request's uid
+//! once the body is a readable v1 AdmissionReview. Before that, a body that
+//! is not one gets a 400 JSON error.
+//!
+//! Not ready: when a decision needs the cluster view and none is published
+//! yet, the answer is HTTP 503 (JSON error), not a denial. kube-apiserver
+//! treats a non-200 answer as a failed webhook call and applies the
+//! webhook's `failurePolicy` (Fail: the request is refused with "failed
+//! calling webhook"; Ignore: it goes on unmodified), so the operator's
+//! choice decides what happens while kube-arbiter starts, whereas a denial
+//! would refuse pods even under `Ignore`.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::Value;
+use serde_json::error::Category;
+
+use super::admission_types::{
+    ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, AdmissionResponse, Field, PatchOp,
+    PodPriorityFields, ReviewEnvelope, ReviewResponse, Status,
+};
+use crate::model::PriorityClass;
+use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
+use crate::policy::priority_class;
+use crate::server::metrics::ResultLabel;
+use crate::server::{ApiError, AppState};
+
+/// `POST /admission/priority`.
+pub async fn priority(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match body {
+        Ok(body) => respond(review_pod(&state, &body)),
+        Err(rejection) => body_rejection(rejection).into_response(),
+    }
+}
+
+/// `POST /admission/priorityclass`.
+pub async fn priority_class(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match body {
+        Ok(body) => respond(review_priority_class(&state, &body)),
+        Err(rejection) => body_rejection(rejection).into_response(),
+    }
+}
+
+fn respond(answer: Result<Vec<u8>, ApiError>) -> Response {
+    match answer {
+        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+fn body_rejection(rejection: BytesRejection) -> ApiError {
+    let status = rejection.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(status, "request body is larger than the configured limit")
+    } else {
+        ApiError::new(status, rejection.body_text())
+    }
+}
+
+/// What a webhook answers, before encoding.
+#[derive(Debug)]
+enum Verdict {
+    /// Not a request this webhook judges (other resource, subresource,
+    /// operation): allowed untouched.
+    Ignored,
+    Allowed,
+    Patched(Vec<PatchOp>),
+    Denied(Status),
+}
+
+impl Verdict {
+    fn result(&self) -> &'static str {
+        match self {
+            Self::Ignored => "ignored",
+            Self::Allowed => "allowed",
+            Self::Patched(_) => "patched",
+            Self::Denied(_) => "denied",
+        }
+    }
+}
+
+/// One decision with what the log line names.
+struct Decision {
+    verdict: Verdict,
+    /// `namespace/name` of a pod, the name of a PriorityClass.
+    object: String,
+    /// The class the decision is about.
+    class: String,
+}
+
+impl Decision {
+    fn ignored() -> Self {
+        Self {
+            verdict: Verdict::Ignored,
+            object: String::new(),
+            class: String::new(),
+        }
+    }
+}
+
+/// Decode, decide and encode one pod review (the mutating webhook).
+pub fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    let request = decode_request(body)?;
+    let decision = decide_pod(state, &request)?;
+    let result = decision.verdict.result();
+    state
+        .metrics
+        .pod_admissions
+        .get_or_create(&ResultLabel {
+            result: result.to_string(),
+        })
+        .inc();
+    log_decision("pod", &request, &decision);
+    encode(&request.uid, decision.verdict)
+}
+
+/// Decode, decide and encode one PriorityClass review (the validating
+/// webhook).
+pub fn review_priority_class(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    let request = decode_request(body)?;
+    let decision = decide_priority_class(state, &request)?;
+    let result = decision.verdict.result();
+    state
+        .metrics
+        .priority_class_admissions
+        .get_or_create(&ResultLabel {
+            result: result.to_string(),
+        })
+        .inc();
+    log_decision("priorityclass", &request, &decision);
+    encode(&request.uid, decision.verdict)
+}
+
+fn log_decision(webhook: &str, request: &AdmissionRequest<'_>, decision: &Decision) {
+    let result = decision.verdict.result();
+    match &decision.verdict {
+        Verdict::Ignored => tracing::debug!(
+            webhook,
+            uid = %request.uid,
+            operation = %request.operation,
+            resource = %request.resource.resource,
+            sub_resource = %request.sub_resource,
+            result,
+            "admission request not judged by this webhook"
+        ),
+        Verdict::Denied(status) => tracing::info!(
+            webhook,
+            uid = %request.uid,
+            operation = %request.operation,
+            object = %decision.object,
+            class = %decision.class,
+            dry_run = request.dry_run,
+            result,
+            code = status.code,
+            reason = %status.message,
+            "admission denied"
+        ),
+        _ => tracing::info!(
+            webhook,
+            uid = %request.uid,
+            operation = %request.operation,
+            object = %decision.object,
+            class = %decision.class,
+            dry_run = request.dry_run,
+            result,
+            "admission allowed"
+        ),
+    }
+}
+
+/// The v1 AdmissionReview's request, or a 400 saying what the body is not.
+fn decode_request(body: &[u8]) -> Result<AdmissionRequest<'_>, ApiError> {
+    let envelope: ReviewEnvelope<'_> =
+        serde_json::from_slice(body).map_err(|e| match e.classify() {
+            Category::Data => {
+                ApiError::bad_request(format!("request body is not an AdmissionReview: {e}"))
+            }
+            _ => ApiError::bad_request(format!("request body is not valid JSON: {e}")),
+        })?;
+    if envelope.kind != ADMISSION_REVIEW {
+        return Err(ApiError::bad_request(format!(
+            "request body is not an AdmissionReview: kind is {:?}, apiVersion {:?}",
+            envelope.kind, envelope.api_version
+        )));
+    }
+    if envelope.api_version != ADMISSION_V1 {
+        return Err(ApiError::bad_request(format!(
+            "AdmissionReview apiVersion {:?} is not supported: kube-arbiter answers \
+             {ADMISSION_V1} only; set admissionReviewVersions: [\"v1\"] in the webhook \
+             configuration",
+            envelope.api_version
+        )));
+    }
+    let raw = envelope
+        .request
+        .ok_or_else(|| ApiError::bad_request("AdmissionReview has no request"))?;
+    serde_json::from_str(raw.get())
+        .map_err(|e| ApiError::bad_request(format!("AdmissionReview request is malformed: {e}")))
+}
+
+fn encode(uid: &str, verdict: Verdict) -> Result<Vec<u8>, ApiError> {
+    let mut response = AdmissionResponse {
+        uid,
+        allowed: true,
+        status: None,
+        patch_type: None,
+        patch: None,
+    };
+    match verdict {
+        Verdict::Ignored | Verdict::Allowed => {}
+        Verdict::Patched(ops) => {
+            response.patch_type = Some("JSONPatch");
+            response.patch = Some(BASE64.encode(to_json(&ops)?));
+        }
+        Verdict::Denied(status) => {
+            response.allowed = false;
+            response.status = Some(status);
+        }
+    }
+    to_json(&ReviewResponse {
+        api_version: ADMISSION_V1,
+        kind: ADMISSION_REVIEW,
+        response,
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, ApiError> {
+    serde_json::to_vec(value).map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot encode the admission response: {e}"),
+        )
+    })
+}
+
+fn status(code: u16, reason: &'static str, message: String) -> Status {
+    Status {
+        status: "Failure",
+        code,
+        reason,
+        message,
+    }
+}
+
+fn bad_request(message: String) -> Verdict {
+    Verdict::Denied(status(400, "BadRequest", message))
+}
+
+/// A policy denial worded as kube-apiserver words its own errors:
+/// `<resource> "<name>" is forbidden: ...` or `<Kind.group> "<name>" is
+/// invalid: ...`.
+fn denied(resource: &str, kind: &str, name: &str, denial: Denial) -> Verdict {
+    let message = match denial.code {
+        DenialCode::Forbidden => format!("{resource} {name:?} is forbidden: {}", denial.reason),
+        DenialCode::Invalid => format!("{kind} {name:?} is invalid: {}", denial.reason),
+    };
+    Verdict::Denied(status(
+        denial.code.http_status(),
+        denial.code.reason(),
+        message,
+    ))
+}
+
+/// The name upstream puts in messages: the request's, else the object's,
+/// else its generateName (pods from controllers have no name yet).
+fn message_name<'a>(
+    request: &'a AdmissionRequest<'_>,
+    name: &'a str,
+    generate: &'a str,
+) -> &'a str {
+    [request.name.as_str(), name, generate]
+        .into_iter()
+        .find(|n| !n.is_empty())
+        .unwrap_or("Unknown")
+}
+
+fn decide_pod(state: &AppState, request: &AdmissionRequest<'_>) -> Result<Decision, ApiError> {
+    let is_pods = request.resource.group.is_empty() && request.resource.resource == "pods";
+    if !is_pods || !request.sub_resource.is_empty() {
+        return Ok(Decision::ignored());
+    }
+    let update = match request.operation.as_str() {
+        "CREATE" => false,
+        "UPDATE" => true,
+        _ => return Ok(Decision::ignored()),
+    };
+    let pod = match decode_object::<PodPriorityFields>(request.object, "request.object", "Pod") {
+        Ok(pod) => pod,
+        Err(verdict) => {
+            return Ok(Decision {
+                verdict,
+                object: request_key(request),
+                class: String::new(),
+            });
+        }
+    };
+    let name = message_name(request, &pod.metadata.name, &pod.metadata.generate_name);
+    let namespace = if request.namespace.is_empty() {
+        &pod.metadata.namespace
+    } else {
+        &request.namespace
+    };
+    let object = format!("{namespace}/{name}");
+    let submitted = pod_priority(&pod);
+    if update {
+        let old = match decode_object::<PodPriorityFields>(
+            request.old_object,
+            "request.oldObject",
+            "Pod",
+        ) {
+            Ok(old) => old,
+            Err(verdict) => {
+                return Ok(Decision {
+                    verdict,
+                    object,
+                    class: submitted.class_name.to_string(),
+                });
+            }
+        };
+        let set = priority::preserve_on_update(&submitted, &pod_priority(&old));
+        return Ok(Decision {
+            verdict: patch_verdict(pod_patch(&pod, &set)),
+            object,
+            class: submitted.class_name.to_string(),
+        });
+    }
+    let snapshot = state.snapshot()?;
+    Ok(match priority::admit_create(&snapshot, &submitted) {
+        Ok(resolved) => Decision {
+            verdict: patch_verdict(pod_patch(&pod, &resolved.set)),
+            object,
+            class: resolved.class_name,
+        },
+        Err(denial) => Decision {
+            verdict: denied("pods", "Pod", name, denial),
+            object,
+            class: submitted.class_name.to_string(),
+        },
+    })
+}
+
+fn request_key(request: &AdmissionRequest<'_>) -> String {
+    format!("{}/{}", request.namespace, request.name)
+}
+
+fn patch_verdict(ops: Vec<PatchOp>) -> Verdict {
+    if ops.is_empty() {
+        Verdict::Allowed
+    } else {
+        Verdict::Patched(ops)
+    }
+}
+
+/// Decode the admitted object; a missing or malformed one is a 400 denial
+/// in an otherwise readable review.
+fn decode_object<'de, T: serde::Deserialize<'de>>(
+    raw: Option<&'de serde_json::value::RawValue>,
+    field: &str,
+    kind: &str,
+) -> Result<T, Verdict> {
+    let raw = raw.ok_or_else(|| bad_request(format!("{field} is missing")))?;
+    serde_json::from_str(raw.get())
+        .map_err(|e| bad_request(format!("{field} is not a valid {kind}: {e}")))
+}
+
+fn pod_priority(pod: &PodPriorityFields) -> PodPriority<'_> {
+    match pod.spec.value() {
+        Some(spec) => PodPriority {
+            class_name: spec.priority_class_name.value().map_or("", String::as_str),
+            priority: spec.priority.value().copied(),
+            preemption_policy: spec.preemption_policy.value().map(String::as_str),
+        },
+        None => PodPriority::default(),
+    }
+}
+
+/// JSONPatch ops that give the submitted pod `set`: `add` for a field the
+/// object lacks, `replace` for one it has (as `null` or a value); a pod
+/// without `spec` gets the whole `spec` member.
+fn pod_patch(pod: &PodPriorityFields, set: &FieldsToSet) -> Vec<PatchOp> {
+    let wanted = [
+        (
+            "priorityClassName",
+            "/spec/priorityClassName",
+            set.class_name.clone().map(Value::from),
+        ),
+        ("priority", "/spec/priority", set.priority.map(Value::from)),
+        (
+            "preemptionPolicy",
+            "/spec/preemptionPolicy",
+            set.preemption_policy.clone().map(Value::from),
+        ),
+    ];
+    let op = |present: bool| if present { "replace" } else { "add" };
+    match &pod.spec {
+        Field::Set(spec) => {
+            let present = [
+                spec.priority_class_name.is_present(),
+                spec.priority.is_present(),
+                spec.preemption_policy.is_present(),
+            ];
+            wanted
+                .into_iter()
+                .zip(present)
+                .filter_map(|((_, path, value), present)| {
+                    value.map(|value| PatchOp {
+                        op: op(present),
+                        path,
+                        value,
+                    })
+                })
+                .collect()
+        }
+        Field::Absent | Field::Null => {
+            let spec: serde_json::Map<String, Value> = wanted
+                .into_iter()
+                .filter_map(|(key, _, value)| value.map(|v| (key.to_string(), v)))
+                .collect();
+            if spec.is_empty() {
+                return Vec::new();
+            }
+            vec![PatchOp {
+                op: op(pod.spec.is_present()),
+                path: "/spec",
+                value: Value::Object(spec),
+            }]
+        }
+    }
+}
+
+fn decide_priority_class(
+    state: &AppState,
+    request: &AdmissionRequest<'_>,
+) -> Result<Decision, ApiError> {
+    let is_classes = request.resource.group == "scheduling.k8s.io"
+        && request.resource.resource == "priorityclasses";
+    if !is_classes || !request.sub_resource.is_empty() {
+        return Ok(Decision::ignored());
+    }
+    let update = match request.operation.as_str() {
+        "CREATE" => false,
+        "UPDATE" => true,
+        _ => return Ok(Decision::ignored()),
+    };
+    let decision = |verdict: Verdict, class: &str| Decision {
+        verdict,
+        object: class.to_string(),
+        class: class.to_string(),
+    };
+    let class =
+        match decode_object::<PriorityClass>(request.object, "request.object", "PriorityClass") {
+            Ok(class) => class,
+            Err(verdict) => return Ok(decision(verdict, &request.name)),
+        };
+    let name = message_name(request, &class.metadata.name, "");
+    let old = if update {
+        match decode_object::<PriorityClass>(
+            request.old_object,
+            "request.oldObject",
+            "PriorityClass",
+        ) {
+            Ok(old) => Some(old),
+            Err(verdict) => return Ok(decision(verdict, name)),
+        }
+    } else {
+        None
+    };
+    let snapshot = state.snapshot()?;
+    let checked = match &old {
+        Some(old) => priority_class::validate_update(&snapshot, &class, old),
+        None => priority_class::validate_create(&snapshot, &class),
+    };
+    let verdict = match checked {
+        Ok(()) => Verdict::Allowed,
+        Err(denial) => denied(
+            "priorityclasses.scheduling.k8s.io",
+            "PriorityClass.scheduling.k8s.io",
+            name,
+            denial,
+        ),
+    };
+    Ok(decision(verdict, name))
+}
+
+#[cfg(test)]
+#[path = "admission_tests.rs"]
+mod tests;
