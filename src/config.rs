@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub mod preemption;
 pub mod scheduling;
 
+pub use preemption::{PreemptionAnswer, PreemptionSettings};
 pub use scheduling::SchedulingSettings;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -16,6 +18,7 @@ pub struct Config {
     pub server: ServerSettings,
     pub scheduling: SchedulingSettings,
     pub live: LiveSettings,
+    pub preemption: PreemptionSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -125,6 +128,15 @@ mod tests {
     fn unknown_key_is_an_error_naming_the_key() {
         let err = Config::parse("server:\n  bodyLimit: 3\n").unwrap_err();
         assert!(err.contains("bodyLimit"), "{err}");
+    }
+
+    #[test]
+    fn preemption_answer_defaults_to_all_and_accepts_best() {
+        assert_eq!(Config::default().preemption.answer, PreemptionAnswer::All);
+        let c = Config::parse("preemption:\n  answer: best\n").unwrap();
+        assert_eq!(c.preemption.answer, PreemptionAnswer::Best);
+        assert!(Config::parse("preemption:\n  answer: some\n").is_err());
+        assert!(Config::parse("preemption:\n  nodes: 3\n").is_err());
     }
 
     #[test]

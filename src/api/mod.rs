@@ -4,9 +4,12 @@
 
 pub mod admission;
 pub mod admission_types;
+mod any_case;
+pub mod bind;
 pub mod extender;
 pub mod extender_types;
-pub mod bind;
+pub mod preempt;
+pub mod scale_in;
 
 use axum::Router;
 use axum::routing::post;
@@ -17,6 +20,7 @@ use crate::server::AppState;
 pub fn scheduler_routes() -> Router<AppState> {
     Router::new()
         .merge(extender::routes())
+        .merge(preempt::routes())
         .route("/scheduler/bind", post(bind::bind))
 }
 
@@ -30,5 +34,5 @@ pub fn admission_routes() -> Router<AppState> {
 
 /// Everything else people and controllers call (e.g. `/scale-in`).
 pub fn other_routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(scale_in::routes())
 }

@@ -54,3 +54,8 @@ impl fmt::Display for Failure {
 
 /// Per-node outcome of a filter rule.
 pub type Verdict = Result<(), Failure>;
+
+pub mod pdb;
+pub mod preemption;
+pub mod resources;
+pub mod scale_in;

@@ -1,0 +1,201 @@
+//! Preemption as kube-scheduler's DefaultPreemption does it, for the
+//! extender's `preempt` verb: is the pod allowed to preempt at all
+//! ([`eligibility`]), which pods must go on a node so it fits
+//! ([`victims`]), and which node upstream would then choose ([`pick`]).
+//!
+//! The preemptor's state is prepared once per request ([`Preemptor::new`]);
+//! each node then removes and re-adds pods on that state and restores it,
+//! never re-preparing and never copying it.
+
+pub mod eligibility;
+pub mod pick;
+pub mod victims;
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+
+use crate::model::{Node, Pod};
+
+use super::Verdict;
+use super::filter::PodFilters;
+use super::resources::{Requests, pod_requests};
+
+pub use pick::pick_one_node;
+
+/// The preemptor's filter rules other than resources (node affinity,
+/// topology spread, inter-pod affinity), prepared for one pod. Victim
+/// selection removes and re-adds existing pods and asks again.
+pub trait NodeFilters: Clone {
+    fn check(&self, node: &Node) -> Verdict;
+    fn add_pod(&mut self, existing: &Pod, node: &Node);
+    fn remove_pod(&mut self, existing: &Pod, node: &Node);
+}
+
+impl NodeFilters for PodFilters {
+    fn check(&self, node: &Node) -> Verdict {
+        PodFilters::check(self, node)
+    }
+    fn add_pod(&mut self, existing: &Pod, node: &Node) {
+        PodFilters::add_pod(self, existing, node);
+    }
+    fn remove_pod(&mut self, existing: &Pod, node: &Node) {
+        PodFilters::remove_pod(self, existing, node);
+    }
+}
+
+/// The pod that wants to preempt, with everything computed once.
+#[derive(Debug, Clone)]
+pub struct Preemptor<'a, F> {
+    pub pod: &'a Pod,
+    requests: Requests,
+    filters: F,
+    /// Stands in for a missing `status.startTime` (upstream uses "now").
+    now: Timestamp,
+}
+
+impl<'a, F: NodeFilters> Preemptor<'a, F> {
+    pub fn new(pod: &'a Pod, filters: F, now: Timestamp) -> Self {
+        Self {
+            pod,
+            requests: pod_requests(pod),
+            filters,
+            now,
+        }
+    }
+
+    pub fn priority(&self) -> i32 {
+        self.pod.priority()
+    }
+}
+
+/// Pods to evict on one node, most important first, and how many of them
+/// break a PodDisruptionBudget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Victims {
+    pub pods: Vec<Arc<Pod>>,
+    pub num_pdb_violations: usize,
+}
+
+/// A node where preemption helps, with its victims.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub node: String,
+    pub victims: Victims,
+}
+
+/// `status.startTime`, or `now` when the pod has not started.
+pub fn start_time(pod: &Pod, now: Timestamp) -> Timestamp {
+    pod.status.start_time.unwrap_or(now)
+}
+
+/// `MoreImportantPod` as an ordering: higher priority first, then the pod
+/// that started earlier.
+pub fn by_importance(a: &Pod, b: &Pod, now: Timestamp) -> Ordering {
+    b.priority()
+        .cmp(&a.priority())
+        .then_with(|| start_time(a, now).cmp(&start_time(b, now)))
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Pods and nodes for the preemption tables.
+
+    use super::*;
+    use crate::policy::Failure;
+    use serde_json::json;
+
+    /// Resources only: no other filter rule.
+    #[derive(Debug, Clone, Default)]
+    pub struct NoFilters;
+
+    impl NodeFilters for NoFilters {
+        fn check(&self, _: &Node) -> Verdict {
+            Ok(())
+        }
+        fn add_pod(&mut self, _: &Pod, _: &Node) {}
+        fn remove_pod(&mut self, _: &Pod, _: &Node) {}
+    }
+
+    /// Anti-affinity to pods labelled `app=<label>` on the same node,
+    /// counted incrementally the way prepared filter state is.
+    #[derive(Debug, Clone, Default)]
+    pub struct AvoidLabel {
+        pub label: String,
+        pub on_node: std::collections::BTreeMap<String, usize>,
+    }
+
+    impl AvoidLabel {
+        fn matches(&self, pod: &Pod) -> bool {
+            pod.metadata.labels.get("app") == Some(&self.label)
+        }
+    }
+
+    impl NodeFilters for AvoidLabel {
+        fn check(&self, node: &Node) -> Verdict {
+            match self.on_node.get(node.name()).copied().unwrap_or(0) {
+                0 => Ok(()),
+                n => Err(Failure::unschedulable(format!(
+                    "{n} pods with app={} on the node",
+                    self.label
+                ))),
+            }
+        }
+        fn add_pod(&mut self, pod: &Pod, node: &Node) {
+            if self.matches(pod) {
+                *self.on_node.entry(node.name().to_string()).or_default() += 1;
+            }
+        }
+        fn remove_pod(&mut self, pod: &Pod, node: &Node) {
+            if self.matches(pod) {
+                *self.on_node.entry(node.name().to_string()).or_default() -= 1;
+            }
+        }
+    }
+
+    pub const NOW: &str = "2024-06-01T00:00:00Z";
+
+    pub fn now() -> Timestamp {
+        NOW.parse().unwrap()
+    }
+
+    /// A pod named `name` (uid `uid-<name>`) on `node` with `priority`,
+    /// requesting `cpu` millicores and `mem` bytes, started at `start`
+    /// (seconds after 2024-01-01, or not started when `None`).
+    pub fn pod(
+        name: &str,
+        node: &str,
+        priority: i32,
+        cpu: i64,
+        mem: i64,
+        start: Option<i64>,
+    ) -> Pod {
+        let start = start.map(|s| (Timestamp::from_second(1_704_067_200 + s).unwrap()).to_string());
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
+            "spec": {
+                "nodeName": node,
+                "priority": priority,
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": format!("{cpu}m"), "memory": mem.to_string()}}}]
+            },
+            "status": {"phase": "Running", "startTime": start}
+        }))
+        .unwrap()
+    }
+
+    pub fn node(name: &str, cpu: i64, mem: i64) -> Node {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": format!("{cpu}m"), "memory": mem.to_string(), "pods": "110"}}
+        }))
+        .unwrap()
+    }
+
+    pub fn with_labels(mut pod: Pod, labels: &[(&str, &str)]) -> Pod {
+        for (k, v) in labels {
+            pod.metadata.labels.insert(k.to_string(), v.to_string());
+        }
+        pod
+    }
+}

@@ -1,0 +1,436 @@
+//! NodeResourcesFit: does a pod's request fit in what a node has left?
+//!
+//! A pod's request is computed as kube-scheduler does (`PodRequests`): the
+//! sum of the regular containers plus running sidecars (restartable init
+//! containers), or the largest init container if that is more (each init
+//! container also needs the sidecars started before it); pod-level
+//! `spec.resources` replace the container totals for cpu and memory; the
+//! pod overhead is added last. A node fits when, for every requested
+//! resource, request + already requested ≤ allocatable, and one more pod is
+//! allowed. A request larger than the whole allocatable cannot be helped by
+//! evicting pods (UnschedulableAndUnresolvable).
+
+use crate::model::Pod;
+use crate::model::pod::Container;
+use crate::model::quantity::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, ResourceList};
+
+use super::{Failure, Verdict};
+
+/// Resource amounts in scheduler units: cpu in millicores, the rest whole
+/// units. `scalar` holds extended resources and hugepages, usually empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requests {
+    pub cpu: i64,
+    pub memory: i64,
+    pub ephemeral_storage: i64,
+    pub scalar: Vec<(String, i64)>,
+}
+
+impl Requests {
+    fn from_list(list: &ResourceList) -> Self {
+        let mut r = Requests::default();
+        for (name, &amount) in list {
+            r.set(name, amount);
+        }
+        r
+    }
+
+    fn set(&mut self, name: &str, amount: i64) {
+        match name {
+            CPU => self.cpu = amount,
+            MEMORY => self.memory = amount,
+            EPHEMERAL_STORAGE => self.ephemeral_storage = amount,
+            PODS => {}
+            _ => match self.scalar.iter_mut().find(|(n, _)| n == name) {
+                Some(entry) => entry.1 = amount,
+                None => self.scalar.push((name.to_string(), amount)),
+            },
+        }
+    }
+
+    pub fn scalar(&self, name: &str) -> i64 {
+        self.scalar
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, v)| *v)
+    }
+
+    pub fn add(&mut self, other: &Requests) {
+        self.cpu = self.cpu.saturating_add(other.cpu);
+        self.memory = self.memory.saturating_add(other.memory);
+        self.ephemeral_storage = self
+            .ephemeral_storage
+            .saturating_add(other.ephemeral_storage);
+        for (name, amount) in &other.scalar {
+            let sum = self.scalar(name).saturating_add(*amount);
+            self.set(name, sum);
+        }
+    }
+
+    pub fn subtract(&mut self, other: &Requests) {
+        self.cpu = self.cpu.saturating_sub(other.cpu);
+        self.memory = self.memory.saturating_sub(other.memory);
+        self.ephemeral_storage = self
+            .ephemeral_storage
+            .saturating_sub(other.ephemeral_storage);
+        for (name, amount) in &other.scalar {
+            let rest = self.scalar(name).saturating_sub(*amount);
+            self.set(name, rest);
+        }
+    }
+
+    /// Per resource, the larger of the two.
+    fn max_with(&mut self, other: &Requests) {
+        self.cpu = self.cpu.max(other.cpu);
+        self.memory = self.memory.max(other.memory);
+        self.ephemeral_storage = self.ephemeral_storage.max(other.ephemeral_storage);
+        for (name, amount) in &other.scalar {
+            if *amount > self.scalar(name) {
+                self.set(name, *amount);
+            }
+        }
+    }
+}
+
+fn container_requests(c: &Container) -> Requests {
+    Requests::from_list(&c.resources.requests)
+}
+
+fn is_sidecar(c: &Container) -> bool {
+    c.restart_policy.as_deref() == Some("Always")
+}
+
+/// What the scheduler reserves for `pod` on a node.
+pub fn pod_requests(pod: &Pod) -> Requests {
+    let mut total = Requests::default();
+    for c in &pod.spec.containers {
+        total.add(&container_requests(c));
+    }
+    // Sidecars keep running next to the regular containers; a plain init
+    // container runs alone next to the sidecars started before it.
+    let mut sidecars = Requests::default();
+    let mut largest_init = Requests::default();
+    for c in &pod.spec.init_containers {
+        let own = container_requests(c);
+        let during = if is_sidecar(c) {
+            total.add(&own);
+            sidecars.add(&own);
+            sidecars.clone()
+        } else {
+            let mut with_sidecars = own;
+            with_sidecars.add(&sidecars);
+            with_sidecars
+        };
+        largest_init.max_with(&during);
+    }
+    total.max_with(&largest_init);
+    if let Some(pod_level) = &pod.spec.resources {
+        for name in [CPU, MEMORY] {
+            if let Some(&amount) = pod_level.requests.get(name) {
+                total.set(name, amount);
+            }
+        }
+    }
+    total.add(&Requests::from_list(&pod.spec.overhead));
+    total
+}
+
+/// A node's allocatable and what its pods already request.
+#[derive(Debug, Clone)]
+pub struct NodeResources {
+    allocatable: Requests,
+    allowed_pods: i64,
+    requested: Requests,
+    pods: i64,
+}
+
+impl NodeResources {
+    /// `pods` are the node's pods with their requests already computed.
+    pub fn new(allocatable: &ResourceList, pods: impl IntoIterator<Item = Requests>) -> Self {
+        let mut requested = Requests::default();
+        let mut count = 0;
+        for r in pods {
+            requested.add(&r);
+            count += 1;
+        }
+        Self {
+            allocatable: Requests::from_list(allocatable),
+            allowed_pods: allocatable.get(PODS).copied().unwrap_or(0),
+            requested,
+            pods: count,
+        }
+    }
+
+    pub fn add_pod(&mut self, requests: &Requests) {
+        self.requested.add(requests);
+        self.pods += 1;
+    }
+
+    pub fn remove_pod(&mut self, requests: &Requests) {
+        self.requested.subtract(requests);
+        self.pods -= 1;
+    }
+
+    /// Every shortfall, in upstream's order (pods, cpu, memory,
+    /// ephemeral-storage, extended), one reason each.
+    pub fn fits(&self, request: &Requests) -> Verdict {
+        let mut reasons = Vec::new();
+        let mut unresolvable = false;
+        if self.pods + 1 > self.allowed_pods {
+            reasons.push(format!(
+                "Too many pods ({} of {} allowed already on the node)",
+                self.pods, self.allowed_pods
+            ));
+        }
+        let fixed = [
+            (CPU, request.cpu, self.requested.cpu, self.allocatable.cpu),
+            (
+                MEMORY,
+                request.memory,
+                self.requested.memory,
+                self.allocatable.memory,
+            ),
+            (
+                EPHEMERAL_STORAGE,
+                request.ephemeral_storage,
+                self.requested.ephemeral_storage,
+                self.allocatable.ephemeral_storage,
+            ),
+        ];
+        let scalar = request.scalar.iter().map(|(name, amount)| {
+            (
+                name.as_str(),
+                *amount,
+                self.requested.scalar(name),
+                self.allocatable.scalar(name),
+            )
+        });
+        for (name, want, used, capacity) in fixed.into_iter().chain(scalar) {
+            if want <= 0 || want <= capacity.saturating_sub(used) {
+                continue;
+            }
+            unresolvable |= want > capacity;
+            reasons.push(format!(
+                "Insufficient {name} (requests {}, {} of {} free)",
+                amount(name, want),
+                amount(name, capacity.saturating_sub(used).max(0)),
+                amount(name, capacity)
+            ));
+        }
+        match (reasons.is_empty(), unresolvable) {
+            (true, _) => Ok(()),
+            (false, true) => Err(Failure::unresolvable(reasons.join(", "))),
+            (false, false) => Err(Failure::unschedulable(reasons.join(", "))),
+        }
+    }
+}
+
+fn amount(resource: &str, value: i64) -> String {
+    if resource == CPU {
+        format!("{value}m")
+    } else {
+        value.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Code;
+    use serde_json::json;
+
+    fn pod(spec: serde_json::Value) -> Pod {
+        serde_json::from_value(json!({ "metadata": {"name": "p"}, "spec": spec })).unwrap()
+    }
+
+    fn containers(reqs: &[serde_json::Value]) -> serde_json::Value {
+        reqs.iter()
+            .map(|r| json!({"name": "c", "resources": {"requests": r}}))
+            .collect()
+    }
+
+    fn node(alloc: serde_json::Value, used: &[serde_json::Value]) -> NodeResources {
+        let alloc = crate::model::quantity::resource_list(alloc).unwrap();
+        NodeResources::new(
+            &alloc,
+            used.iter().map(|r| {
+                pod_requests(&pod(
+                    json!({"containers": containers(std::slice::from_ref(r))}),
+                ))
+            }),
+        )
+    }
+
+    #[test]
+    fn sum_of_containers_when_init_containers_are_smaller() {
+        let p = pod(json!({
+            "containers": containers(&[json!({"cpu": "1", "memory": "1Gi"}), json!({"cpu": "2", "memory": "1Gi"})]),
+            "initContainers": containers(&[json!({"cpu": "2", "memory": "1Gi"})]),
+        }));
+        let r = pod_requests(&p);
+        assert_eq!((r.cpu, r.memory), (3000, 2 << 30));
+    }
+
+    #[test]
+    fn largest_init_container_wins_when_bigger_than_the_sum() {
+        let p = pod(json!({
+            "containers": containers(&[json!({"cpu": "1", "memory": "1Gi"})]),
+            "initContainers": containers(&[json!({"cpu": "3", "memory": "1Gi"}), json!({"cpu": "2", "memory": "5Gi"})]),
+        }));
+        let r = pod_requests(&p);
+        assert_eq!((r.cpu, r.memory), (3000, 5 << 30));
+    }
+
+    #[test]
+    fn sidecars_add_to_the_regular_containers_and_to_later_init_containers() {
+        let p = pod(json!({
+            "containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}],
+            "initContainers": [
+                {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}},
+                {"name": "migrate", "resources": {"requests": {"cpu": "2"}}}
+            ],
+        }));
+        // regular 1 + sidecar 0.5 = 1.5; init "migrate" 2 + sidecar 0.5 = 2.5
+        assert_eq!(pod_requests(&p).cpu, 2500);
+    }
+
+    #[test]
+    fn overhead_is_added_after_the_max_rule() {
+        let p = pod(json!({
+            "containers": containers(&[json!({"cpu": "1"})]),
+            "initContainers": containers(&[json!({"cpu": "2"})]),
+            "overhead": {"cpu": "250m", "memory": "100"},
+        }));
+        let r = pod_requests(&p);
+        assert_eq!((r.cpu, r.memory), (2250, 100));
+    }
+
+    #[test]
+    fn pod_level_resources_replace_container_totals_for_cpu_and_memory() {
+        let p = pod(json!({
+            "containers": containers(&[json!({"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi"})]),
+            "resources": {"requests": {"cpu": "3"}},
+        }));
+        let r = pod_requests(&p);
+        assert_eq!(
+            (r.cpu, r.memory, r.ephemeral_storage),
+            (3000, 1 << 30, 1 << 30)
+        );
+    }
+
+    #[test]
+    fn extended_resources_are_summed() {
+        let p = pod(json!({
+            "containers": containers(&[json!({"example.com/gpu": "1"}), json!({"example.com/gpu": "2"})]),
+        }));
+        assert_eq!(pod_requests(&p).scalar("example.com/gpu"), 3);
+    }
+
+    struct FitCase {
+        name: &'static str,
+        request: serde_json::Value,
+        used: Vec<serde_json::Value>,
+        want: Option<(Code, &'static str)>,
+    }
+
+    #[test]
+    fn fit_table() {
+        let alloc = json!({"cpu": "10", "memory": "20", "pods": "32", "example.com/aaa": "5", "ephemeral-storage": "20"});
+        let cases = [
+            FitCase {
+                name: "no resources requested always fits",
+                request: json!({}),
+                used: vec![json!({"cpu": "10", "memory": "20"})],
+                want: None,
+            },
+            FitCase {
+                name: "too many resources fails on cpu and memory",
+                request: json!({"cpu": "1", "memory": "1"}),
+                used: vec![json!({"cpu": "10", "memory": "20"})],
+                want: Some((
+                    Code::Unschedulable,
+                    "Insufficient cpu (requests 1000m, 0m of 10000m free), Insufficient memory",
+                )),
+            },
+            FitCase {
+                name: "equal edge case fits",
+                request: json!({"cpu": "5", "memory": "19"}),
+                used: vec![json!({"cpu": "5", "memory": "1"})],
+                want: None,
+            },
+            FitCase {
+                name: "insufficient memory only",
+                request: json!({"cpu": "1", "memory": "2"}),
+                used: vec![json!({"cpu": "5", "memory": "19"})],
+                want: Some((
+                    Code::Unschedulable,
+                    "Insufficient memory (requests 2, 1 of 20 free)",
+                )),
+            },
+            FitCase {
+                name: "extended resource over what is left",
+                request: json!({"example.com/aaa": "3"}),
+                used: vec![json!({"example.com/aaa": "3"})],
+                want: Some((
+                    Code::Unschedulable,
+                    "Insufficient example.com/aaa (requests 3, 2 of 5 free)",
+                )),
+            },
+            FitCase {
+                name: "extended resource the node does not have at all is unresolvable",
+                request: json!({"example.com/bbb": "1"}),
+                used: vec![],
+                want: Some((
+                    Code::UnschedulableAndUnresolvable,
+                    "Insufficient example.com/bbb (requests 1, 0 of 0 free)",
+                )),
+            },
+            FitCase {
+                name: "request above the whole allocatable is unresolvable",
+                request: json!({"cpu": "11"}),
+                used: vec![],
+                want: Some((Code::UnschedulableAndUnresolvable, "Insufficient cpu")),
+            },
+            FitCase {
+                name: "ephemeral storage over what is left",
+                request: json!({"ephemeral-storage": "10"}),
+                used: vec![json!({"ephemeral-storage": "15"})],
+                want: Some((Code::Unschedulable, "Insufficient ephemeral-storage")),
+            },
+        ];
+        for case in cases {
+            let n = node(alloc.clone(), &case.used);
+            let req = pod_requests(&pod(json!({"containers": containers(&[case.request])})));
+            match (n.fits(&req), case.want) {
+                (Ok(()), None) => {}
+                (Err(f), Some((code, prefix))) => {
+                    assert_eq!(f.code, code, "{}", case.name);
+                    assert!(f.reason.starts_with(prefix), "{}: {}", case.name, f.reason);
+                }
+                (got, want) => panic!("{}: got {got:?}, want {want:?}", case.name),
+            }
+        }
+    }
+
+    #[test]
+    fn pod_count_limit_is_resolvable_by_eviction() {
+        let n = node(json!({"cpu": "10", "pods": "1"}), &[json!({})]);
+        let err = n.fits(&Requests::default()).unwrap_err();
+        assert_eq!(err.code, Code::Unschedulable);
+        assert!(err.reason.starts_with("Too many pods"), "{}", err.reason);
+    }
+
+    #[test]
+    fn removing_a_pod_frees_its_resources() {
+        let mut n = node(json!({"cpu": "2", "pods": "2"}), &[json!({"cpu": "2"})]);
+        let big = Requests {
+            cpu: 2000,
+            ..Default::default()
+        };
+        assert!(n.fits(&big).is_err());
+        n.remove_pod(&big);
+        assert!(n.fits(&big).is_ok());
+        n.add_pod(&big);
+        assert!(n.fits(&big).is_err());
+    }
+}

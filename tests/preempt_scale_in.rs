@@ -1,0 +1,236 @@
+//! `/scheduler/preempt` and `/scale-in` over real HTTPS against the demo
+//! cluster, with the request bodies the README's curl examples send.
+
+mod common;
+
+use std::path::Path;
+
+use common::{ServerProcess, TestCa, client, eventually, install_provider};
+use serde_json::{Value, json};
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
+
+struct Demo {
+    _dir: tempfile::TempDir,
+    server: ServerProcess,
+    http: reqwest::Client,
+}
+
+impl Demo {
+    /// The server on the demo cluster, with `config` as its settings file.
+    async fn start(config: &str) -> Self {
+        install_provider();
+        let dir = tempfile::tempdir().unwrap();
+        let ca = TestCa::new("ca");
+        let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+        let config_path = dir.path().join("config.yaml");
+        std::fs::write(&config_path, config).unwrap();
+        let server = ServerProcess::start(&[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--cluster-state",
+            DEMO,
+            "--config",
+            config_path.to_str().unwrap(),
+        ]);
+        let http = client(&ca.cert_pem, server.addr).build().unwrap();
+        let ready = server.url("/readyz");
+        eventually("the demo cluster to load", || async {
+            let r = http.get(&ready).send().await.ok()?;
+            r.status().is_success().then_some(())
+        })
+        .await;
+        Self {
+            _dir: dir,
+            server,
+            http,
+        }
+    }
+
+    async fn post(&self, path: &str, body: Vec<u8>) -> (u16, Value) {
+        let r = self
+            .http
+            .post(self.server.url(path))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap())
+    }
+
+    async fn post_example(&self, path: &str, example: &str) -> (u16, Value) {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/requests")
+            .join(example);
+        self.post(path, std::fs::read(file).unwrap()).await
+    }
+}
+
+fn victims(answer: &Value, node: &str) -> Vec<String> {
+    answer["NodeNameToMetaVictims"][node]["Pods"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {node} in {answer}"))
+        .iter()
+        .map(|p| p["UID"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn names(answer: &Value) -> Vec<&str> {
+    answer["victims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn preempt_and_scale_in_over_https() {
+    let demo = Demo::start("").await;
+
+    // nodeCacheCapable form: the GPU trainer (priority 100) makes room.
+    let (status, answer) = demo
+        .post_example("/scheduler/preempt", "preempt-gpu.json")
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"NodeNameToMetaVictims": {"node-b2": {
+            "Pods": [{"UID": "83cde093-d4e0-42ca-ada0-e7e1f4363206"}], "NumPDBViolations": 0}}})
+    );
+
+    // Full-pods form whose hints are wrong: an equal-priority web pod is not
+    // a victim; node-a1 cannot fit 7300m even without its cart pod; node-c2
+    // is too small altogether.
+    let (status, answer) = demo
+        .post_example("/scheduler/preempt", "preempt-full-pods.json")
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"NodeNameToMetaVictims": {"node-b1": {
+            "Pods": [{"UID": "6c5ac941-b61f-4151-a7a9-4b622669da01"}], "NumPDBViolations": 0}}})
+    );
+
+    // preemptionPolicy Never, lower-case keys: nothing may be evicted.
+    let (status, answer) = demo
+        .post_example("/scheduler/preempt", "preempt-never.json")
+        .await;
+    assert_eq!(
+        (status, answer),
+        (200, json!({"NodeNameToMetaVictims": {}}))
+    );
+
+    // The controller's order: both web pods of node-b1 (rank 2) go first.
+    let (status, answer) = demo.post_example("/scale-in", "scale-in-web.json").await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        names(&answer),
+        ["web-6d4cf56db6-hv2nc", "web-6d4cf56db6-m4tqz"]
+    );
+    assert!(
+        answer["victims"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("readyTime")
+    );
+    assert!(answer.get("spread").is_none());
+
+    // Spread-preserving: zone b keeps a pod; the answer says how to get there.
+    let (status, answer) = demo
+        .post_example("/scale-in", "scale-in-web-spread.json")
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let picked = names(&answer);
+    assert_eq!(picked.len(), 2);
+    assert!(!picked.contains(&"web-6d4cf56db6-m4tqz"), "{answer}");
+    let zone = &answer["spread"]["constraints"][0];
+    assert_eq!(zone["topologyKey"], "topology.kubernetes.io/zone");
+    assert_eq!(
+        (
+            zone["skewBefore"].as_i64(),
+            zone["skewAfterUpstream"].as_i64(),
+            zone["skewAfter"].as_i64()
+        ),
+        (Some(0), Some(2), Some(1))
+    );
+    assert_eq!(answer["spread"]["deletionCostsSufficient"], true);
+    let costs = answer["spread"]["deletionCosts"].as_array().unwrap();
+    assert_eq!(costs.len(), 2, "{answer}");
+    assert!(
+        costs[0]["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("kubectl annotate pod -n shop ")
+    );
+
+    // Pods in the body: the annotated deletion cost decides.
+    let (status, answer) = demo.post_example("/scale-in", "scale-in-pods.json").await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(names(&answer), ["ledger-5f8d9c7b64-w2rnq"]);
+    assert_eq!(answer["victims"][0]["reason"], "podDeletionCost: -100 < 0");
+}
+
+#[tokio::test]
+async fn bad_requests_get_json_errors() {
+    let demo = Demo::start("").await;
+    for (path, body, want) in [
+        ("/scheduler/preempt", "{", "not a JSON object"),
+        (
+            "/scheduler/preempt",
+            r#"{"NodeNameToMetaVictims": {}}"#,
+            "no Pod",
+        ),
+        (
+            "/scheduler/preempt",
+            r#"{"Pod": {"spec": {"priority": "x"}}}"#,
+            "field Pod",
+        ),
+        ("/scale-in", r#"{"count": 1}"#, "either"),
+        (
+            "/scale-in",
+            r#"{"pods": [], "namespace": "shop", "count": 1}"#,
+            "either",
+        ),
+        ("/scale-in", r#"{"pods": [], "count": -1}"#, "wrong shape"),
+        (
+            "/scale-in",
+            r#"{"pods": [], "count": 1, "extra": true}"#,
+            "extra",
+        ),
+    ] {
+        let (status, answer) = demo.post(path, body.as_bytes().to_vec()).await;
+        assert!(
+            (400..500).contains(&status),
+            "{path} {body}: {status} {answer}"
+        );
+        let message = answer["error"].as_str().unwrap_or_default();
+        assert!(message.contains(want), "{path} {body}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn best_answer_keeps_only_the_node_upstream_would_pick() {
+    let demo = Demo::start("preemption:\n  answer: best\n").await;
+    // 7000m at top priority: node-b1 has room already (no candidate);
+    // node-a1 and node-c1 each need their cart pod gone and tie on every
+    // rule, so the first stays, as in kube-scheduler.
+    let body = json!({
+        "Pod": {"metadata": {"name": "big", "namespace": "shop", "uid": "big-1"},
+                "spec": {"priority": 1000000, "containers": [{"name": "c", "resources": {"requests": {"cpu": "7000m"}}}]}},
+        "NodeNameToMetaVictims": {"node-a1": {"Pods": [], "NumPDBViolations": 0},
+                                  "node-b1": {"Pods": [], "NumPDBViolations": 0},
+                                  "node-c1": {"Pods": [], "NumPDBViolations": 0}}
+    });
+    let (status, answer) = demo
+        .post("/scheduler/preempt", serde_json::to_vec(&body).unwrap())
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let nodes = answer["NodeNameToMetaVictims"].as_object().unwrap();
+    assert_eq!(nodes.len(), 1, "{answer}");
+    assert_eq!(victims(&answer, "node-a1").len(), 1, "{answer}");
+}
