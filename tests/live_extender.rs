@@ -1,0 +1,179 @@
+//! The built server in live mode, pointed at the in-process API server:
+//! watch events change what `/scheduler/filter` and `/scheduler/prioritize`
+//! answer over real HTTPS, without a restart.
+
+mod common;
+#[path = "support/fake_apiserver.rs"]
+mod fake_apiserver;
+
+use common::{ServerProcess, TestCa, client, eventually, install_provider};
+use fake_apiserver::FakeApiServer;
+use serde_json::{Value, json};
+
+fn node(name: &str) -> Value {
+    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
+           "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": "z1"}},
+           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+}
+
+fn pod(name: &str, app: &str, node: &str) -> Value {
+    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+           "labels": {"app": app}},
+           "spec": {"nodeName": node, "containers": [{"name": "c"}]},
+           "status": {"phase": "Running"}})
+}
+
+struct Live {
+    api: FakeApiServer,
+    _dir: tempfile::TempDir,
+    server: ServerProcess,
+    client: reqwest::Client,
+}
+
+/// Two nodes, a namespace, no pods; the server synced and ready.
+async fn start() -> Live {
+    install_provider();
+    let api = FakeApiServer::start().await;
+    api.load("Node", [node("n1"), node("n2")]);
+    api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("live-extender-ca");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let server = ServerProcess::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--kubeconfig",
+        api.kubeconfig().to_str().unwrap(),
+    ]);
+    let client = client(&ca.cert_pem, server.addr).build().unwrap();
+    let live = Live {
+        api,
+        _dir: dir,
+        server,
+        client,
+    };
+    eventually("the live view to be ready", || async {
+        let r = live.client.get(live.server.url("/readyz")).send().await;
+        r.ok().filter(|r| r.status() == 200).map(|_| ())
+    })
+    .await;
+    live
+}
+
+impl Live {
+    async fn post(&self, path: &str, body: &Value) -> Value {
+        let response = self
+            .client
+            .post(self.server.url(path))
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        response.json().await.unwrap()
+    }
+
+    /// Poll `path` with `body` until `holds` accepts the answer.
+    async fn answer_until(
+        &self,
+        what: &str,
+        path: &str,
+        body: &Value,
+        holds: impl Fn(&Value) -> bool,
+    ) {
+        eventually(what, || async {
+            let got = self.post(path, body).await;
+            holds(&got).then_some(())
+        })
+        .await;
+    }
+}
+
+fn args(pod_spec: Value) -> Value {
+    json!({"Pod": {"metadata": {"name": "incoming", "namespace": "shop", "labels": {"app": "web"}},
+                   "spec": pod_spec},
+           "NodeNames": ["n1", "n2"]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filter_follows_pods_added_and_deleted_by_the_watch() {
+    let live = start().await;
+    let request = args(json!({"containers": [{"name": "c"}],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}));
+    let got = live.post("/scheduler/filter", &request).await;
+    assert_eq!(got["NodeNames"], json!(["n1", "n2"]), "{got}");
+
+    live.api.apply("Pod", pod("db-0", "db", "n1"));
+    live.answer_until(
+        "filter to fail n1 for db-0",
+        "/scheduler/filter",
+        &request,
+        |got| got["NodeNames"] == json!(["n2"]),
+    )
+    .await;
+    let got = live.post("/scheduler/filter", &request).await;
+    let reason = got["FailedNodes"]["n1"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("anti-affinity") && reason.contains("shop/db-0"),
+        "{got}"
+    );
+
+    live.api.delete("Pod", "shop", "db-0");
+    live.answer_until(
+        "filter to pass n1 again",
+        "/scheduler/filter",
+        &request,
+        |got| got["NodeNames"] == json!(["n1", "n2"]),
+    )
+    .await;
+}
+
+fn scores(got: &Value) -> (i64, i64) {
+    let of = |host: &str| {
+        got.as_array()
+            .into_iter()
+            .flatten()
+            .find(|h| h["Host"] == host)
+            .and_then(|h| h["Score"].as_i64())
+            .unwrap_or(-1)
+    };
+    (of("n1"), of("n2"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prioritize_follows_pods_added_and_deleted_by_the_watch() {
+    let live = start().await;
+    let request = args(json!({"containers": [{"name": "c"}],
+        "affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "cache"}},
+                                                "topologyKey": "kubernetes.io/hostname"}}]}}}));
+    let (n1, n2) = scores(&live.post("/scheduler/prioritize", &request).await);
+    assert_eq!(n1, n2, "no cache pod anywhere: nothing to prefer");
+
+    live.api.apply("Pod", pod("cache-0", "cache", "n2"));
+    live.answer_until(
+        "n2 to score above n1",
+        "/scheduler/prioritize",
+        &request,
+        |got| {
+            let (n1, n2) = scores(got);
+            n2 > n1 && n1 >= 0
+        },
+    )
+    .await;
+
+    live.api.delete("Pod", "shop", "cache-0");
+    live.answer_until(
+        "the scores to be equal again",
+        "/scheduler/prioritize",
+        &request,
+        |got| {
+            let (n1, n2) = scores(got);
+            n1 == n2 && n1 >= 0
+        },
+    )
+    .await;
+}
