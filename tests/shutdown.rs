@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::routing::post;
-use common::{TestCa, client, eventually, install_provider, serve_tls};
+use common::{ServerProcess, TestCa, client, eventually, install_provider, serve_tls};
 use futures::StreamExt;
 use kube_arbiter::cluster::{ClusterView, Snapshot};
 use kube_arbiter::config::Config;
@@ -31,6 +31,91 @@ async fn sigterm_with_an_open_connection_exits_0() {
     assert!(server.log().contains("shut down cleanly"));
 }
 
+/// The built binary: a filter request whose body is still arriving when
+/// SIGTERM comes gets its full answer, new connections are refused
+/// meanwhile, and the process exits 0 once the answer is sent.
+#[tokio::test]
+async fn sigterm_finishes_a_filter_request_in_flight_and_exits_0() {
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("ca");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let cluster = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/extender-cluster.json"
+    );
+    // tower_http at debug logs when a request reaches the router.
+    let mut server = ServerProcess::start_logging(
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--cluster-state",
+            cluster,
+        ],
+        "info,tower_http=debug",
+    );
+    let request = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/requests/filter-node-names.json"
+    ))
+    .unwrap();
+    let (head, tail) = request.split_at(request.len() / 2);
+    let (head, tail) = (Bytes::copy_from_slice(head), Bytes::copy_from_slice(tail));
+
+    // The second half waits until the server has the request open.
+    let (rest_tx, rest_rx) = oneshot::channel::<()>();
+    let body = futures::stream::once(async move { Ok::<_, std::io::Error>(head) }).chain(
+        futures::stream::once(async move {
+            let _ = rest_rx.await;
+            Ok(tail)
+        }),
+    );
+    let filter = client(&ca.cert_pem, server.addr).build().unwrap();
+    let url = server.url("/scheduler/filter");
+    let in_flight = tokio::spawn(async move {
+        filter
+            .post(url)
+            .header("content-type", "application/json")
+            .body(reqwest::Body::wrap_stream(body))
+            .send()
+            .await
+    });
+    eventually("the server to start the filter request", || async {
+        server
+            .log()
+            .lines()
+            .any(|l| l.contains("started processing request") && l.contains("/scheduler/filter"))
+            .then_some(())
+    })
+    .await;
+
+    server.sigterm();
+    let addr = server.addr;
+    eventually("the listener to close", || async {
+        tokio::net::TcpStream::connect(addr)
+            .await
+            .is_err()
+            .then_some(())
+    })
+    .await;
+    assert!(server.is_running(), "the request is still open");
+
+    rest_tx.send(()).unwrap();
+    let response = in_flight.await.unwrap().unwrap();
+    assert_eq!(response.status(), 200);
+    let answer: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(answer["Error"], "");
+    assert_eq!(
+        answer["NodeNames"],
+        serde_json::json!(["node-c1", "node-c2"])
+    );
+    let status = server.wait().await;
+    assert_eq!(status.code(), Some(0), "{}", server.log());
+    assert!(server.log().contains("shut down cleanly"));
+}
+
 /// Reads an upload frame by frame, saying when the first one arrived.
 async fn upload(started: mpsc::Sender<()>, body: Body) -> String {
     let mut stream = body.into_data_stream();
@@ -47,8 +132,8 @@ async fn upload(started: mpsc::Sender<()>, body: Body) -> String {
     total.to_string()
 }
 
-/// The drain itself, in-process with an upload route (the API routes come
-/// from later issues): shutdown is triggered while the request body is
+/// The drain itself, in-process with an upload route that sees each body
+/// frame arrive: shutdown is triggered while the request body is
 /// still arriving, the request completes, then `run` returns Ok.
 #[tokio::test]
 async fn shutdown_lets_an_upload_in_flight_finish() {

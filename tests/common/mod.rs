@@ -132,10 +132,15 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// `kube-arbiter serve --listen 127.0.0.1:0 ARGS...`, once it listens.
     pub fn start(args: &[&str]) -> Self {
+        Self::start_logging(args, "info")
+    }
+
+    /// [`ServerProcess::start`] with this `RUST_LOG` filter.
+    pub fn start_logging(args: &[&str], filter: &str) -> Self {
         let mut child = Command::new(BIN)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", filter)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
