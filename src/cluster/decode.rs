@@ -104,9 +104,10 @@ fn json_item(text: &str, raw: &RawValue, sink: &mut Sink) -> Result<(), DecodeEr
     let item = raw.get();
     // `item` borrows from `text`, so the pointer difference is its offset.
     let start = (item.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
-    let base_line = line_of(text, start);
+    // Counted only on error: counting per item would rescan the document
+    // from its start for every object.
     let at = |e: serde_json::Error, what: &str| DecodeError {
-        line: Some(base_line + e.line().saturating_sub(1)),
+        line: Some(line_of(text, start) + e.line().saturating_sub(1)),
         reason: format!("{what}: {e}"),
     };
     let header: Header = serde_json::from_str(item).map_err(|e| at(e, "object"))?;
