@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::meta::{ObjectMeta, null_as_default};
+use super::meta::{ObjectMeta, compact_list};
 use super::quantity::{ResourceList, resource_list};
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -19,7 +19,7 @@ pub struct Node {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSpec {
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub taints: Vec<Taint>,
     #[serde(default)]
     pub unschedulable: bool,

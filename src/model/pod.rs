@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::meta::{ObjectMeta, null_as_default};
+use super::meta::{ObjectMeta, compact_list, null_as_default};
 use super::node::Toleration;
 use super::quantity::{ResourceList, resource_list};
 use super::selector::LabelSelector;
@@ -31,13 +31,13 @@ pub struct PodSpec {
     pub node_selector: BTreeMap<String, String>,
     #[serde(default)]
     pub affinity: Option<Affinity>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub tolerations: Vec<Toleration>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub containers: Vec<Container>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub init_containers: Vec<Container>,
     #[serde(default, deserialize_with = "resource_list")]
     pub overhead: ResourceList,
@@ -92,23 +92,23 @@ pub struct Affinity {
 pub struct NodeAffinity {
     #[serde(default)]
     pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredSchedulingTerm>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSelector {
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub node_selector_terms: Vec<NodeSelectorTerm>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSelectorTerm {
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub match_expressions: Vec<NodeSelectorRequirement>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub match_fields: Vec<NodeSelectorRequirement>,
 }
 
@@ -117,7 +117,7 @@ pub struct NodeSelectorTerm {
 pub struct NodeSelectorRequirement {
     pub key: String,
     pub operator: NodeSelectorOperator,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub values: Vec<String>,
 }
 
@@ -148,9 +148,9 @@ pub struct PreferredSchedulingTerm {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodAffinity {
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub required_during_scheduling_ignored_during_execution: Vec<PodAffinityTerm>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<WeightedPodAffinityTerm>,
 }
 
@@ -159,15 +159,15 @@ pub struct PodAffinity {
 pub struct PodAffinityTerm {
     #[serde(default)]
     pub label_selector: Option<LabelSelector>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub namespaces: Vec<String>,
     #[serde(default)]
     pub topology_key: String,
     #[serde(default)]
     pub namespace_selector: Option<LabelSelector>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub match_label_keys: Vec<String>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub mismatch_label_keys: Vec<String>,
 }
 
@@ -197,7 +197,7 @@ pub struct TopologySpreadConstraint {
     pub node_affinity_policy: Option<String>,
     #[serde(default)]
     pub node_taints_policy: Option<String>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub match_label_keys: Vec<String>,
 }
 
@@ -206,15 +206,15 @@ pub struct TopologySpreadConstraint {
 pub struct PodStatus {
     #[serde(default)]
     pub phase: String,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub conditions: Vec<PodCondition>,
     #[serde(default)]
     pub start_time: Option<Timestamp>,
     #[serde(default)]
     pub nominated_node_name: String,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub container_statuses: Vec<ContainerStatus>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub init_container_statuses: Vec<ContainerStatus>,
 }
 

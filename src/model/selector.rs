@@ -9,14 +9,14 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use super::meta::{Labels, null_as_default};
+use super::meta::{Labels, compact_list, null_as_default};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelector {
     #[serde(default, deserialize_with = "null_as_default")]
     pub match_labels: BTreeMap<String, String>,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
@@ -25,7 +25,7 @@ pub struct LabelSelector {
 pub struct LabelSelectorRequirement {
     pub key: String,
     pub operator: SelectorOperator,
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub values: Vec<String>,
 }
 
