@@ -57,8 +57,11 @@ struct Header<'a> {
     kind: Option<std::borrow::Cow<'a, str>>,
 }
 
+/// A JSON document: a list's kind and items, or else a single object.
 #[derive(Deserialize)]
-struct JsonList<'a> {
+struct JsonDoc<'a> {
+    #[serde(default, borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     items: Vec<&'a RawValue>,
 }
@@ -78,19 +81,83 @@ fn decode_json(text: &str, sink: &mut Sink) -> Result<(), DecodeError> {
     };
     if text.trim_start().starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(text).map_err(syntax)?;
-        return items
-            .into_iter()
-            .try_for_each(|raw| json_item(text, raw, sink));
+        return json_items(text, &items, sink);
     }
-    let header: Header = serde_json::from_str(text).map_err(syntax)?;
-    if header.kind.as_deref().is_some_and(is_list_kind) {
-        let list: JsonList = serde_json::from_str(text).map_err(syntax)?;
-        list.items
-            .into_iter()
-            .try_for_each(|raw| json_item(text, raw, sink))
+    // One pass reads both: the document is often hundreds of MB.
+    let doc: JsonDoc = serde_json::from_str(text).map_err(syntax)?;
+    if doc.kind.as_deref().is_some_and(is_list_kind) {
+        json_items(text, &doc.items, sink)
     } else {
         let raw: &RawValue = serde_json::from_str(text).map_err(syntax)?;
         json_item(text, raw, sink)
+    }
+}
+
+/// Below this many items one thread decodes them all.
+const PARALLEL_FROM: usize = 2_000;
+
+/// Decode list items on every available core, each thread a contiguous
+/// part, then join the parts in document order; the first failing item (in
+/// document order) is the error.
+fn json_items(text: &str, items: &[&RawValue], sink: &mut Sink) -> Result<(), DecodeError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || items.len() < PARALLEL_FROM {
+        return items.iter().try_for_each(|raw| json_item(text, raw, sink));
+    }
+    let parts: Vec<Result<Sink, DecodeError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = items
+            .chunks(items.len().div_ceil(threads))
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut sink = Sink::default();
+                    part.iter()
+                        .try_for_each(|raw| json_item(text, raw, &mut sink))
+                        .map(|()| sink)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let parts = parts.into_iter().collect::<Result<Vec<Sink>, _>>()?;
+    sink.join(parts);
+    Ok(())
+}
+
+impl Sink {
+    /// Append `parts` in order, each list allocated once at its final size.
+    fn join(&mut self, mut parts: Vec<Sink>) {
+        fn append<T>(all: &mut Vec<T>, parts: Vec<Vec<T>>) {
+            all.reserve_exact(parts.iter().map(Vec::len).sum());
+            parts.into_iter().for_each(|p| all.extend(p));
+        }
+        macro_rules! append_field {
+            ($($f:ident),*) => {$(
+                let field = parts.iter_mut().map(|p| std::mem::take(&mut p.objects.$f)).collect();
+                append(&mut self.objects.$f, field);
+            )*};
+        }
+        append_field!(
+            nodes,
+            pods,
+            namespaces,
+            pdbs,
+            priority_classes,
+            services,
+            replica_sets,
+            stateful_sets,
+            replication_controllers
+        );
+        for part in parts {
+            for (kind, n) in part.ignored.kinds {
+                *self.ignored.kinds.entry(kind).or_default() += n;
+            }
+        }
     }
 }
 
@@ -367,6 +434,52 @@ mod tests {
         assert_eq!(o.nodes.len(), 1);
         let (o, _) = decode(r#"[{"kind":"Node","metadata":{"name":"a"}}]"#).unwrap();
         assert_eq!(o.nodes.len(), 1);
+    }
+
+    /// `n` items, one per line: pods, every tenth a ConfigMap.
+    fn big_list(n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| match i % 10 {
+                9 => format!(r#"{{"kind":"ConfigMap","metadata":{{"name":"c{i}"}}}}"#),
+                _ => format!(r#"{{"kind":"Pod","metadata":{{"name":"p{i}","namespace":"ns"}}}}"#),
+            })
+            .collect()
+    }
+
+    fn as_list(items: &[String]) -> String {
+        format!(
+            "{{\"kind\":\"List\",\"items\":[\n{}\n]}}",
+            items.join(",\n")
+        )
+    }
+
+    #[test]
+    fn large_lists_keep_document_order_and_count_every_ignored_item() {
+        let n = PARALLEL_FROM * 3;
+        let (o, ignored) = decode(&as_list(&big_list(n))).unwrap();
+        assert_eq!(o.pods.len(), n - n / 10);
+        let names: Vec<&str> = o.pods.iter().map(|p| p.metadata.name.as_str()).collect();
+        let expected: Vec<String> = (0..n)
+            .filter(|i| i % 10 != 9)
+            .map(|i| format!("p{i}"))
+            .collect();
+        assert_eq!(names, expected);
+        assert_eq!(ignored.kinds["ConfigMap"], n / 10);
+    }
+
+    #[test]
+    fn large_lists_report_the_first_broken_item_by_its_line() {
+        let mut items = big_list(PARALLEL_FROM * 3);
+        let late = items.len() - 5;
+        items[late] = r#"{"kind":"Pod","metadata":{"name":"late"},"spec":{"priority":"x"}}"#.into();
+        let err = decode(&as_list(&items)).unwrap_err();
+        assert_eq!(err.line, Some(late + 2), "{err}");
+        let early = 100;
+        items[early] =
+            r#"{"kind":"Pod","metadata":{"name":"early"},"spec":{"priority":"x"}}"#.into();
+        let err = decode(&as_list(&items)).unwrap_err();
+        assert_eq!(err.line, Some(early + 2), "{err}");
+        assert!(err.reason.contains("Pod early"), "{err}");
     }
 
     #[test]
