@@ -78,7 +78,7 @@ proptest! {
         let incoming = pod("incoming", "", preemptor);
         let filters = PodFilters::prepare(&snapshot, &incoming, &SchedulingSettings::default()).unwrap();
         let info = snapshot.node("n1").unwrap();
-        let mut p = Preemptor::new(&incoming, filters, now());
+        let mut p = Preemptor::new(&snapshot, &incoming, filters, now());
         let fits_with = |kept: &[&Arc<Pod>]| {
             NodeResources::new(&info.node.status.allocatable, kept.iter().map(|q| pod_requests(q)))
                 .fits(&pod_requests(&incoming))
@@ -86,7 +86,7 @@ proptest! {
         };
         let lower: Vec<&Arc<Pod>> = info.pods.iter().filter(|q| q.priority() < incoming.priority()).collect();
         let higher: Vec<&Arc<Pod>> = info.pods.iter().filter(|q| q.priority() >= incoming.priority()).collect();
-        match p.select_victims(&snapshot, info) {
+        match p.select_victims(info) {
             Ok(v) => {
                 prop_assert!(!v.pods.is_empty());
                 for victim in &v.pods {

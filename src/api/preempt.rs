@@ -80,8 +80,8 @@ pub fn answer(
 
     let filters = PodFilters::prepare(snapshot, &pod, &config.scheduling)
         .map_err(|e| ApiError::bad_request(format!("pod {}: {e}", pod.metadata.key())))?;
-    let mut preemptor = Preemptor::new(&pod, filters, now);
-    if let Err(why) = preemptor.eligibility(snapshot) {
+    let mut preemptor = Preemptor::new(snapshot, &pod, filters, now);
+    if let Err(why) = preemptor.eligibility() {
         tracing::debug!(pod = %pod.metadata.key(), "no preemption: {why}");
         return Ok(ExtenderPreemptionResult::default());
     }
@@ -91,7 +91,7 @@ pub fn answer(
             tracing::debug!(node = %name, "preempt: node not in the view, dropped");
             continue;
         };
-        match preemptor.select_victims(snapshot, info) {
+        match preemptor.select_victims(info) {
             // The scheduler refuses the whole answer if a victim cannot be
             // found by UID, so a node with such a victim is left out.
             Ok(v) if v.pods.iter().all(|p| !p.metadata.uid.is_empty()) => {

@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
+use super::memo::Memo;
 use super::meta::{ObjectMeta, compact_list, null_as_default};
 use super::node::Toleration;
 use super::quantity::{ResourceList, resource_list};
 use super::selector::LabelSelector;
+use crate::policy::resources::Requests;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -20,6 +22,10 @@ pub struct Pod {
     pub spec: PodSpec,
     #[serde(default)]
     pub status: PodStatus,
+    /// What the scheduler reserves for it, once computed
+    /// ([`crate::policy::resources::cached_requests`]).
+    #[serde(skip)]
+    pub requests: Memo<Requests>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -9,45 +9,128 @@
 
 use std::sync::Arc;
 
+use foldhash::HashMap;
+
 use crate::cluster::Snapshot;
 use crate::model::{Pod, PodDisruptionBudget};
 
-/// For each pod (same order), whether evicting it (after the ones before
-/// it) exceeds a matching budget.
-pub fn violations(snapshot: &Snapshot, pods: &[&Pod]) -> Vec<bool> {
-    let mut budgets: Vec<(&Arc<PodDisruptionBudget>, i32)> = Vec::new();
-    pods.iter()
-        .map(|pod| {
-            // A pod without labels matches no budget.
-            if pod.metadata.labels.is_empty() {
-                return false;
-            }
-            let mut violating = false;
-            for pdb in snapshot.pdbs_in_namespace(&pod.metadata.namespace) {
-                if !selects_for_preemption(pdb, pod)
-                    || pdb.status.disrupted_pods.contains_key(&pod.metadata.name)
-                {
-                    continue;
-                }
-                let i = match budgets.iter().position(|(b, _)| Arc::ptr_eq(b, pdb)) {
-                    Some(i) => i,
-                    None => {
-                        budgets.push((pdb, pdb.status.disruptions_allowed));
-                        budgets.len() - 1
-                    }
-                };
-                budgets[i].1 -= 1;
-                violating |= budgets[i].1 < 0;
-            }
-            violating
-        })
-        .collect()
+/// The snapshot's budgets, prepared once per preemption request: per
+/// namespace (on first use) only the budgets whose selector can select a
+/// pod, looked up by their first matchLabels pair so a pod is matched only
+/// against budgets that could select it.
+pub struct Budgets<'s> {
+    snapshot: &'s Snapshot,
+    namespaces: HashMap<String, NamespaceBudgets<'s>>,
 }
 
-fn selects_for_preemption(pdb: &PodDisruptionBudget, pod: &Pod) -> bool {
-    match &pdb.spec.selector {
-        Some(s) => !s.is_empty() && s.validate().is_ok() && s.matches(&pod.metadata.labels),
-        None => false,
+type Budget<'s> = &'s Arc<PodDisruptionBudget>;
+
+#[derive(Default)]
+struct NamespaceBudgets<'s> {
+    /// First matchLabels key → its value → budgets.
+    by_first_label: Vec<(&'s str, HashMap<&'s str, Vec<Budget<'s>>>)>,
+    /// Budgets with matchExpressions only.
+    other: Vec<Budget<'s>>,
+}
+
+impl<'s> Budgets<'s> {
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        Self {
+            snapshot,
+            namespaces: HashMap::default(),
+        }
+    }
+
+    fn namespace(&mut self, namespace: &str) -> &NamespaceBudgets<'s> {
+        if !self.namespaces.contains_key(namespace) {
+            let prepared = NamespaceBudgets::prepare(self.snapshot.pdbs_in_namespace(namespace));
+            self.namespaces.insert(namespace.to_string(), prepared);
+        }
+        &self.namespaces[namespace]
+    }
+
+    /// For each pod (same order), whether evicting it (after the ones
+    /// before it) exceeds a matching budget. Every call starts from the
+    /// budgets' `disruptionsAllowed` (one call per node, as upstream).
+    pub fn violations(&mut self, pods: &[&Pod]) -> Vec<bool> {
+        let mut spent: Vec<(&Arc<PodDisruptionBudget>, i32)> = Vec::new();
+        pods.iter()
+            .map(|pod| {
+                // A pod without labels matches no budget.
+                if pod.metadata.labels.is_empty() {
+                    return false;
+                }
+                let ns = self.namespace(&pod.metadata.namespace);
+                let mut violating = false;
+                for pdb in ns.candidates(pod) {
+                    let selected = pdb
+                        .spec
+                        .selector
+                        .as_ref()
+                        .is_some_and(|s| s.matches(&pod.metadata.labels));
+                    if !selected || pdb.status.disrupted_pods.contains_key(&pod.metadata.name) {
+                        continue;
+                    }
+                    let i = match spent.iter().position(|(b, _)| Arc::ptr_eq(b, pdb)) {
+                        Some(i) => i,
+                        None => {
+                            spent.push((pdb, pdb.status.disruptions_allowed));
+                            spent.len() - 1
+                        }
+                    };
+                    spent[i].1 -= 1;
+                    violating |= spent[i].1 < 0;
+                }
+                violating
+            })
+            .collect()
+    }
+}
+
+impl<'s> NamespaceBudgets<'s> {
+    fn prepare(pdbs: &'s [Arc<PodDisruptionBudget>]) -> Self {
+        let mut prepared = Self::default();
+        for pdb in pdbs {
+            // Unlike eviction, a missing or empty selector selects nothing
+            // here; one that does not parse is skipped.
+            let Some(selector) = &pdb.spec.selector else {
+                continue;
+            };
+            if selector.is_empty() || selector.validate().is_err() {
+                continue;
+            }
+            match selector.match_labels.iter().next() {
+                Some((key, value)) => {
+                    let i = match prepared.by_first_label.iter().position(|(k, _)| k == key) {
+                        Some(i) => i,
+                        None => {
+                            prepared.by_first_label.push((key, HashMap::default()));
+                            prepared.by_first_label.len() - 1
+                        }
+                    };
+                    prepared.by_first_label[i]
+                        .1
+                        .entry(value.as_str())
+                        .or_default()
+                        .push(pdb);
+                }
+                None => prepared.other.push(pdb),
+            }
+        }
+        prepared
+    }
+
+    /// Budgets that may select `pod`; each budget at most once.
+    fn candidates<'p>(
+        &'p self,
+        pod: &'p Pod,
+    ) -> impl Iterator<Item = &'s Arc<PodDisruptionBudget>> + 'p {
+        self.by_first_label
+            .iter()
+            .filter_map(|(key, by_value)| by_value.get(pod.metadata.labels.get(*key)?.as_str()))
+            .flatten()
+            .chain(&self.other)
+            .copied()
     }
 }
 
@@ -88,7 +171,7 @@ mod tests {
             ..Default::default()
         });
         let refs: Vec<&Pod> = pods.iter().collect();
-        violations(&snapshot, &refs)
+        Budgets::new(&snapshot).violations(&refs)
     }
 
     #[test]
@@ -161,6 +244,26 @@ mod tests {
             &pods,
         );
         assert_eq!(got, [false, true]);
+    }
+
+    #[test]
+    fn a_budget_with_only_match_expressions_applies() {
+        let pods = [
+            pod("ns", "a", json!({"app": "x"})),
+            pod("ns", "b", json!({"app": "y"})),
+        ];
+        let sel = json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["x"]}]});
+        assert_eq!(run(vec![pdb("ns", sel, 0, &[])], &pods), [true, false]);
+    }
+
+    #[test]
+    fn a_pod_must_carry_every_match_label_of_the_budget() {
+        let pods = [
+            pod("ns", "a", json!({"app": "x", "tier": "be"})),
+            pod("ns", "b", json!({"app": "x", "tier": "fe"})),
+        ];
+        let sel = json!({"matchLabels": {"app": "x", "tier": "fe"}});
+        assert_eq!(run(vec![pdb("ns", sel, 0, &[])], &pods), [false, true]);
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //! allowed. A request larger than the whole allocatable cannot be helped by
 //! evicting pods (UnschedulableAndUnresolvable).
 
+use std::borrow::Borrow;
+
 use crate::model::Pod;
 use crate::model::pod::Container;
 use crate::model::quantity::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, ResourceList};
@@ -100,6 +102,13 @@ fn is_sidecar(c: &Container) -> bool {
     c.restart_policy.as_deref() == Some("Always")
 }
 
+/// [`pod_requests`], computed once per pod and kept with it: a pod in the
+/// view never changes, and preemption asks for every pod on every
+/// candidate node.
+pub fn cached_requests(pod: &Pod) -> &Requests {
+    pod.requests.get_or_init(|| pod_requests(pod))
+}
+
 /// What the scheduler reserves for `pod` on a node.
 pub fn pod_requests(pod: &Pod) -> Requests {
     let mut total = Requests::default();
@@ -146,11 +155,14 @@ pub struct NodeResources {
 
 impl NodeResources {
     /// `pods` are the node's pods with their requests already computed.
-    pub fn new(allocatable: &ResourceList, pods: impl IntoIterator<Item = Requests>) -> Self {
+    pub fn new<R: Borrow<Requests>>(
+        allocatable: &ResourceList,
+        pods: impl IntoIterator<Item = R>,
+    ) -> Self {
         let mut requested = Requests::default();
         let mut count = 0;
         for r in pods {
-            requested.add(&r);
+            requested.add(r.borrow());
             count += 1;
         }
         Self {
@@ -171,6 +183,12 @@ impl NodeResources {
         self.pods -= 1;
     }
 
+    /// Whether `request` fits, without saying why not: the cheap question
+    /// victim selection asks for every pod it tries to give back.
+    pub fn has_room(&self, request: &Requests) -> bool {
+        self.pods < self.allowed_pods && self.shortfalls(request).next().is_none()
+    }
+
     /// Every shortfall, in upstream's order (pods, cpu, memory,
     /// ephemeral-storage, extended), one reason each.
     pub fn fits(&self, request: &Requests) -> Verdict {
@@ -182,6 +200,28 @@ impl NodeResources {
                 self.pods, self.allowed_pods
             ));
         }
+        for (name, want, used, capacity) in self.shortfalls(request) {
+            unresolvable |= want > capacity;
+            reasons.push(format!(
+                "Insufficient {name} (requests {}, {} of {} free)",
+                amount(name, want),
+                amount(name, capacity.saturating_sub(used).max(0)),
+                amount(name, capacity)
+            ));
+        }
+        match (reasons.is_empty(), unresolvable) {
+            (true, _) => Ok(()),
+            (false, true) => Err(Failure::unresolvable(reasons.join(", "))),
+            (false, false) => Err(Failure::unschedulable(reasons.join(", "))),
+        }
+    }
+
+    /// Resources `request` wants more of than is left: name, wanted, already
+    /// requested, allocatable.
+    fn shortfalls<'r>(
+        &'r self,
+        request: &'r Requests,
+    ) -> impl Iterator<Item = (&'r str, i64, i64, i64)> + 'r {
         let fixed = [
             (CPU, request.cpu, self.requested.cpu, self.allocatable.cpu),
             (
@@ -205,23 +245,10 @@ impl NodeResources {
                 self.allocatable.scalar(name),
             )
         });
-        for (name, want, used, capacity) in fixed.into_iter().chain(scalar) {
-            if want <= 0 || want <= capacity.saturating_sub(used) {
-                continue;
-            }
-            unresolvable |= want > capacity;
-            reasons.push(format!(
-                "Insufficient {name} (requests {}, {} of {} free)",
-                amount(name, want),
-                amount(name, capacity.saturating_sub(used).max(0)),
-                amount(name, capacity)
-            ));
-        }
-        match (reasons.is_empty(), unresolvable) {
-            (true, _) => Ok(()),
-            (false, true) => Err(Failure::unresolvable(reasons.join(", "))),
-            (false, false) => Err(Failure::unschedulable(reasons.join(", "))),
-        }
+        fixed
+            .into_iter()
+            .chain(scalar)
+            .filter(|&(_, want, used, capacity)| want > 0 && want > capacity.saturating_sub(used))
     }
 }
 

@@ -5,7 +5,6 @@
 //! scheduler preempted it (the earlier preemption is still under way),
 //! unless that node has since become hopeless for the pod.
 
-use crate::cluster::Snapshot;
 use crate::model::Pod;
 use crate::policy::Code;
 
@@ -13,7 +12,7 @@ use super::{NodeFilters, Preemptor};
 
 impl<F: NodeFilters> Preemptor<'_, F> {
     /// `Err` says why the pod may not preempt.
-    pub fn eligibility(&self, snapshot: &Snapshot) -> Result<(), String> {
+    pub fn eligibility(&self) -> Result<(), String> {
         if self.pod.spec.preemption_policy.as_deref() == Some("Never") {
             return Err("not eligible due to preemptionPolicy=Never.".into());
         }
@@ -21,7 +20,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
         if nominated.is_empty() {
             return Ok(());
         }
-        let Some(info) = snapshot.node(nominated) else {
+        let Some(info) = self.snapshot.node(nominated) else {
             return Ok(());
         };
         if let Err(f) = self.status_on(info)
@@ -53,7 +52,7 @@ fn terminating_by_preemption(pod: &Pod) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::ClusterObjects;
+    use crate::cluster::{ClusterObjects, Snapshot};
     use crate::model::pod::PodCondition;
     use crate::policy::preemption::testing::*;
 
@@ -81,7 +80,7 @@ mod tests {
             pods: on_node,
             ..Default::default()
         });
-        Preemptor::new(preemptor, NoFilters, now()).eligibility(&s)
+        Preemptor::new(&s, preemptor, NoFilters, now()).eligibility()
     }
 
     #[test]

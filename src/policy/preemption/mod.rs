@@ -3,11 +3,13 @@
 //! ([`eligibility`]), which pods must go on a node so it fits
 //! ([`victims`]), and which node upstream would then choose ([`pick`]).
 //!
-//! The preemptor's state is prepared once per request ([`Preemptor::new`]);
-//! each node then removes and re-adds pods on that state and restores it,
-//! never re-preparing and never copying it.
+//! The preemptor's state is prepared once per request ([`Preemptor::new`]),
+//! with the PodDisruptionBudgets and the pods nominated to each node
+//! ([`nominated`]); each node then removes and re-adds pods on that state
+//! and restores it, never re-preparing and never copying it.
 
 pub mod eligibility;
+pub mod nominated;
 pub mod pick;
 pub mod victims;
 
@@ -16,11 +18,14 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
+use crate::cluster::Snapshot;
 use crate::model::{Node, Pod};
 
 use super::Verdict;
 use super::filter::PodFilters;
+use super::pdb::Budgets;
 use super::resources::{Requests, pod_requests};
+use nominated::NominatedPods;
 
 pub use pick::pick_one_node;
 
@@ -45,23 +50,30 @@ impl NodeFilters for PodFilters {
     }
 }
 
-/// The pod that wants to preempt, with everything computed once.
-#[derive(Debug, Clone)]
+/// The pod that wants to preempt in one snapshot, with everything computed
+/// once per request.
 pub struct Preemptor<'a, F> {
+    snapshot: &'a Snapshot,
     pub pod: &'a Pod,
     requests: Requests,
     filters: F,
     /// Stands in for a missing `status.startTime` (upstream uses "now").
     now: Timestamp,
+    budgets: Budgets<'a>,
+    /// Built when the first node is looked at.
+    nominated: Option<NominatedPods<'a>>,
 }
 
 impl<'a, F: NodeFilters> Preemptor<'a, F> {
-    pub fn new(pod: &'a Pod, filters: F, now: Timestamp) -> Self {
+    pub fn new(snapshot: &'a Snapshot, pod: &'a Pod, filters: F, now: Timestamp) -> Self {
         Self {
+            snapshot,
             pod,
             requests: pod_requests(pod),
             filters,
             now,
+            budgets: Budgets::new(snapshot),
+            nominated: None,
         }
     }
 

@@ -6,14 +6,16 @@
 //! a PodDisruptionBudget, then the rest, each group most important first —
 //! and every pod whose return still lets the preemptor fit stays.
 
+use std::cmp::Reverse;
 use std::sync::Arc;
 
-use crate::cluster::{NodeInfo, Snapshot};
+use crate::cluster::NodeInfo;
 use crate::model::{Node, Pod};
-use crate::policy::resources::{NodeResources, Requests, pod_requests};
-use crate::policy::{Failure, Verdict, pdb};
+use crate::policy::resources::{NodeResources, Requests, cached_requests};
+use crate::policy::{Failure, Verdict};
 
-use super::{NodeFilters, Preemptor, Victims, by_importance};
+use super::nominated::NominatedPods;
+use super::{NodeFilters, Preemptor, Victims, by_importance, start_time};
 
 impl<F: NodeFilters> Preemptor<'_, F> {
     /// The victims on `info`'s node, or why preemption cannot help there.
@@ -23,42 +25,50 @@ impl<F: NodeFilters> Preemptor<'_, F> {
     /// at the end is added back, so the state is unchanged afterwards (the
     /// rules count pods exactly). Cloning it per node would copy per-domain
     /// counts of the whole cluster for each candidate.
-    pub fn select_victims(
-        &mut self,
-        snapshot: &Snapshot,
-        info: &NodeInfo,
-    ) -> Result<Victims, Failure> {
+    pub fn select_victims(&mut self, info: &NodeInfo) -> Result<Victims, Failure> {
         let node = &*info.node;
         let priority = self.priority();
-        let requests: Vec<Requests> = info.pods.iter().map(|p| pod_requests(p)).collect();
         let mut potential: Vec<(&Arc<Pod>, &Requests)> = info
             .pods
             .iter()
-            .zip(&requests)
-            .filter(|(p, _)| p.priority() < priority)
+            .filter(|p| p.priority() < priority)
+            .map(|p| (p, cached_requests(p)))
             .collect();
         if potential.is_empty() {
             return Err(Failure::unresolvable(
                 "No preemption victims found for incoming pod",
             ));
         }
-        potential.sort_by(|a, b| by_importance(a.0, b.0, self.now));
+        // MoreImportantPod on keys read once per pod, not per comparison.
+        let now = self.now;
+        potential.sort_by_cached_key(|(p, _)| (Reverse(p.priority()), start_time(p, now)));
+        let (snapshot, pod) = (self.snapshot, self.pod);
+        let nominated = self
+            .nominated
+            .get_or_insert_with(|| NominatedPods::new(snapshot, pod))
+            .on(node.name());
         let mut state = NodeState {
-            resources: NodeResources::new(&node.status.allocatable, requests.iter().cloned()),
+            resources: NodeResources::new(
+                &node.status.allocatable,
+                info.pods.iter().map(|p| cached_requests(p)),
+            ),
             filters: &mut self.filters,
             request: &self.requests,
             node,
-            gone: Vec::with_capacity(potential.len()),
+            nominated,
+            removed: vec![false; potential.len()],
         };
-        for (pod, req) in &potential {
-            state.remove(pod, req);
+        state.add_nominated();
+        for i in 0..potential.len() {
+            state.remove(i, &potential);
         }
-        let outcome = state.fits().and_then(|()| {
+        let budgets = &mut self.budgets;
+        let outcome = state.fits().map(|()| {
             let ordered: Vec<&Pod> = potential.iter().map(|(p, _)| &***p).collect();
-            let violating = pdb::violations(snapshot, &ordered);
+            let violating = budgets.violations(&ordered);
             reprieve(&mut state, &potential, &violating)
         });
-        state.restore();
+        state.restore(&potential);
         let mut victims = outcome?;
         if victims.pods.is_empty() {
             return Err(Failure::unresolvable(
@@ -73,7 +83,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
     pub fn status_on(&self, info: &NodeInfo) -> Verdict {
         let resources = NodeResources::new(
             &info.node.status.allocatable,
-            info.pods.iter().map(|p| pod_requests(p)),
+            info.pods.iter().map(|p| cached_requests(p)),
         );
         resources.fits(&self.requests)?;
         self.filters.check(&info.node)
@@ -87,63 +97,102 @@ fn reprieve<F: NodeFilters>(
     state: &mut NodeState<'_, F>,
     potential: &[(&Arc<Pod>, &Requests)],
     violating: &[bool],
-) -> Result<Victims, Failure> {
+) -> Victims {
     let mut victims = Victims {
         pods: Vec::new(),
         num_pdb_violations: 0,
     };
     for breaks_pdb in [true, false] {
-        for ((pod, req), _) in potential
-            .iter()
-            .zip(violating)
-            .filter(|(_, v)| **v == breaks_pdb)
-        {
-            state.add_back(pod, req);
-            if state.fits().is_err() {
-                state.remove(pod, req);
-                victims.pods.push(Arc::clone(pod));
+        for i in (0..potential.len()).filter(|&i| violating[i] == breaks_pdb) {
+            state.add_back(i, potential);
+            if !state.still_fits() {
+                state.remove(i, potential);
+                victims.pods.push(Arc::clone(potential[i].0));
                 victims.num_pdb_violations += usize::from(breaks_pdb);
             }
         }
     }
-    Ok(victims)
+    victims
 }
 
 /// One node while its pods are taken away and given back.
 struct NodeState<'s, F: NodeFilters> {
+    /// With the nominated pods counted.
     resources: NodeResources,
+    /// With the nominated pods added while the node is worked on.
     filters: &'s mut F,
     request: &'s Requests,
     node: &'s Node,
-    /// Pods currently removed, to restore the filter state at the end.
-    gone: Vec<Arc<Pod>>,
+    nominated: &'s [&'s Arc<Pod>],
+    /// Which potential victims are currently removed.
+    removed: Vec<bool>,
 }
 
 impl<F: NodeFilters> NodeState<'_, F> {
-    fn remove(&mut self, pod: &Arc<Pod>, req: &Requests) {
-        self.resources.remove_pod(req);
-        self.filters.remove_pod(pod, self.node);
-        self.gone.push(Arc::clone(pod));
-    }
-
-    fn add_back(&mut self, pod: &Arc<Pod>, req: &Requests) {
-        self.resources.add_pod(req);
-        self.filters.add_pod(pod, self.node);
-        if let Some(i) = self.gone.iter().position(|p| Arc::ptr_eq(p, pod)) {
-            self.gone.swap_remove(i);
+    fn add_nominated(&mut self) {
+        for pod in self.nominated {
+            self.resources.add_pod(cached_requests(pod));
+            self.filters.add_pod(pod, self.node);
         }
     }
 
-    /// Resources first (kube-scheduler runs NodeResourcesFit before the
-    /// affinity and spread plugins), then the other rules.
-    fn fits(&self) -> Verdict {
-        self.resources.fits(self.request)?;
-        self.filters.check(self.node)
+    fn remove(&mut self, i: usize, potential: &[(&Arc<Pod>, &Requests)]) {
+        let (pod, req) = potential[i];
+        self.resources.remove_pod(req);
+        self.filters.remove_pod(pod, self.node);
+        self.removed[i] = true;
     }
 
-    fn restore(mut self) {
-        for pod in std::mem::take(&mut self.gone) {
-            self.filters.add_pod(&pod, self.node);
+    fn add_back(&mut self, i: usize, potential: &[(&Arc<Pod>, &Requests)]) {
+        let (pod, req) = potential[i];
+        self.resources.add_pod(req);
+        self.filters.add_pod(pod, self.node);
+        self.removed[i] = false;
+    }
+
+    /// RunFilterPluginsWithNominatedPods: resources first (kube-scheduler
+    /// runs NodeResourcesFit before the affinity and spread plugins), then
+    /// the other rules, all with the nominated pods running here.
+    fn fits(&mut self) -> Verdict {
+        self.resources.fits(self.request)?;
+        self.filters.check(self.node)?;
+        self.fits_without_nominated()
+    }
+
+    /// [`Self::fits`] as a yes or no, without building reasons.
+    fn still_fits(&mut self) -> bool {
+        self.resources.has_room(self.request)
+            && self.filters.check(self.node).is_ok()
+            && self.fits_without_nominated().is_ok()
+    }
+
+    /// Upstream checks once more without the nominated pods, since they may
+    /// still land elsewhere: what lets the preemptor fit (a pod it has
+    /// affinity to, say) must not be one of them. Fewer pods never need
+    /// more resources, so only the other rules are asked again.
+    fn fits_without_nominated(&mut self) -> Verdict {
+        if self.nominated.is_empty() {
+            return Ok(());
+        }
+        for pod in self.nominated {
+            self.filters.remove_pod(pod, self.node);
+        }
+        let verdict = self.filters.check(self.node);
+        for pod in self.nominated {
+            self.filters.add_pod(pod, self.node);
+        }
+        verdict
+    }
+
+    /// Put the filter state back as it was before this node.
+    fn restore(mut self, potential: &[(&Arc<Pod>, &Requests)]) {
+        for (i, (pod, _)) in potential.iter().enumerate() {
+            if self.removed[i] {
+                self.filters.add_pod(pod, self.node);
+            }
+        }
+        for pod in std::mem::take(&mut self.nominated) {
+            self.filters.remove_pod(pod, self.node);
         }
     }
 }
@@ -151,7 +200,7 @@ impl<F: NodeFilters> NodeState<'_, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::ClusterObjects;
+    use crate::cluster::{ClusterObjects, Snapshot};
     use crate::model::PodDisruptionBudget;
     use crate::policy::Code;
     use crate::policy::preemption::testing::*;
@@ -180,7 +229,7 @@ mod tests {
     }
 
     fn select(s: &Snapshot, preemptor: &Pod, node: &str) -> Result<Victims, Failure> {
-        Preemptor::new(preemptor, NoFilters, now()).select_victims(s, s.node(node).unwrap())
+        Preemptor::new(s, preemptor, NoFilters, now()).select_victims(s.node(node).unwrap())
     }
 
     #[test]
@@ -211,17 +260,17 @@ mod tests {
         }
         let before = filters.on_node.clone();
         let preemptor = pod("p", "", HIGH, 100, 0, None);
-        let mut p = Preemptor::new(&preemptor, filters, now());
+        let mut p = Preemptor::new(&s, &preemptor, filters, now());
         for _ in 0..2 {
             for name in ["n1", "n2"] {
-                let v = p.select_victims(&s, s.node(name).unwrap()).unwrap();
+                let v = p.select_victims(s.node(name).unwrap()).unwrap();
                 assert_eq!(v.pods.len(), 1, "{name}: {v:?}");
             }
         }
         // A node that cannot be helped also restores what it removed.
         let huge = pod("huge", "", HIGH, 5000, 0, None);
-        let mut h = Preemptor::new(&huge, p.filters.clone(), now());
-        assert!(h.select_victims(&s, s.node("n1").unwrap()).is_err());
+        let mut h = Preemptor::new(&s, &huge, p.filters.clone(), now());
+        assert!(h.select_victims(s.node("n1").unwrap()).is_err());
         assert_eq!(h.filters.on_node, before);
         assert_eq!(p.filters.on_node, before);
     }
@@ -458,8 +507,8 @@ mod tests {
             filters.add_pod(p, &info.node);
         }
         let preemptor = pod("p", "", HIGH, 100, 0, None);
-        let v = Preemptor::new(&preemptor, filters.clone(), now())
-            .select_victims(&s, info)
+        let v = Preemptor::new(&s, &preemptor, filters.clone(), now())
+            .select_victims(info)
             .unwrap();
         assert_eq!(
             names(&v),
@@ -472,8 +521,8 @@ mod tests {
             &[("app", "web")],
         );
         let s = snapshot(vec![node("n1", 1000, 1000)], vec![higher_blocker], vec![]);
-        let err = Preemptor::new(&preemptor, filters, now())
-            .select_victims(&s, s.node("n1").unwrap())
+        let err = Preemptor::new(&s, &preemptor, filters, now())
+            .select_victims(s.node("n1").unwrap())
             .unwrap_err();
         assert_eq!(
             err.code,
@@ -489,5 +538,167 @@ mod tests {
         let s = snapshot(vec![node("n1", 1000, 1000)], vec![terminating], vec![]);
         let v = select(&s, &pod("p", "", HIGH, 500, 0, None), "n1").unwrap();
         assert_eq!(names(&v), ["terminating"]);
+    }
+
+    fn nominated(mut p: Pod, node: &str) -> Pod {
+        p.status.nominated_node_name = node.into();
+        p
+    }
+
+    /// Two 400m low pods on a 1000m node; the preemptor wants 400m, so one
+    /// eviction is enough unless a nominated pod takes room too.
+    fn with_nominated(extra: Vec<Pod>) -> Snapshot {
+        let mut pods = vec![
+            pod("low-a", "n1", LOW, 400, 0, Some(1)),
+            pod("low-b", "n1", LOW, 400, 0, Some(2)),
+        ];
+        pods.extend(extra);
+        snapshot(vec![node("n1", 1000, 1000)], pods, vec![])
+    }
+
+    #[test]
+    fn without_nominated_pods_one_eviction_is_enough() {
+        let s = with_nominated(vec![]);
+        let v = select(&s, &pod("p", "", HIGH, 400, 0, None), "n1").unwrap();
+        assert_eq!(names(&v), ["low-b"]);
+    }
+
+    #[test]
+    fn a_higher_priority_nominated_pod_uses_the_room_so_more_pods_go() {
+        let s = with_nominated(vec![nominated(
+            pod("nom", "", HIGH + 1, 300, 0, None),
+            "n1",
+        )]);
+        let v = select(&s, &pod("p", "", HIGH, 400, 0, None), "n1").unwrap();
+        assert_eq!(names(&v), ["low-a", "low-b"]);
+    }
+
+    #[test]
+    fn an_equal_priority_nominated_pod_counts_too() {
+        let s = with_nominated(vec![nominated(pod("nom", "", HIGH, 300, 0, None), "n1")]);
+        let v = select(&s, &pod("p", "", HIGH, 400, 0, None), "n1").unwrap();
+        assert_eq!(names(&v), ["low-a", "low-b"]);
+    }
+
+    #[test]
+    fn a_node_whose_room_a_nominated_pod_takes_is_not_helpful() {
+        let s = with_nominated(vec![nominated(
+            pod("nom", "", HIGH + 1, 700, 0, None),
+            "n1",
+        )]);
+        let err = select(&s, &pod("p", "", HIGH, 400, 0, None), "n1").unwrap_err();
+        assert_eq!(err.code, Code::Unschedulable);
+        assert!(err.reason.starts_with("Insufficient cpu"), "{}", err.reason);
+    }
+
+    #[test]
+    fn a_lower_priority_nominated_pod_is_ignored() {
+        let s = with_nominated(vec![nominated(pod("nom", "", MID, 700, 0, None), "n1")]);
+        let v = select(&s, &pod("p", "", HIGH, 400, 0, None), "n1").unwrap();
+        assert_eq!(names(&v), ["low-b"]);
+    }
+
+    #[test]
+    fn a_pod_nominated_to_another_node_is_ignored() {
+        let s = with_nominated(vec![nominated(
+            pod("nom", "", HIGH + 1, 700, 0, None),
+            "n2",
+        )]);
+        let v = select(&s, &pod("p", "", HIGH, 400, 0, None), "n1").unwrap();
+        assert_eq!(names(&v), ["low-b"]);
+    }
+
+    #[test]
+    fn the_preemptor_itself_nominated_to_the_node_is_not_counted() {
+        let preemptor = nominated(pod("p", "", HIGH, 400, 0, None), "n1");
+        let s = with_nominated(vec![preemptor.clone()]);
+        let v = select(&s, &preemptor, "n1").unwrap();
+        assert_eq!(names(&v), ["low-b"]);
+    }
+
+    #[test]
+    fn a_nominated_pod_counts_for_the_other_filter_rules() {
+        let s = snapshot(
+            vec![node("n1", 1000, 1000)],
+            vec![
+                pod("filler", "n1", LOW, 900, 0, Some(1)),
+                nominated(
+                    with_labels(pod("web", "", HIGH, 0, 0, None), &[("app", "web")]),
+                    "n1",
+                ),
+            ],
+            vec![],
+        );
+        let filters = AvoidLabel {
+            label: "web".into(),
+            ..Default::default()
+        };
+        let preemptor = pod("p", "", HIGH, 200, 0, None);
+        let mut p = Preemptor::new(&s, &preemptor, filters, now());
+        let err = p.select_victims(s.node("n1").unwrap()).unwrap_err();
+        assert_eq!(err.code, Code::Unschedulable);
+        assert!(err.reason.contains("app=web"), "{}", err.reason);
+        assert!(
+            p.filters.on_node.values().all(|n| *n == 0),
+            "the nominated pod is taken out of the filter state again: {:?}",
+            p.filters.on_node
+        );
+    }
+
+    /// Affinity to pods labelled `app=<label>` on the same node.
+    #[derive(Debug, Clone, Default)]
+    struct NeedLabel {
+        label: String,
+        on_node: std::collections::BTreeMap<String, usize>,
+    }
+
+    impl NodeFilters for NeedLabel {
+        fn check(&self, node: &Node) -> Verdict {
+            match self.on_node.get(node.name()).copied().unwrap_or(0) {
+                0 => Err(Failure::unschedulable(format!("no app={} pod", self.label))),
+                _ => Ok(()),
+            }
+        }
+        fn add_pod(&mut self, pod: &Pod, node: &Node) {
+            if pod.metadata.labels.get("app") == Some(&self.label) {
+                *self.on_node.entry(node.name().to_string()).or_default() += 1;
+            }
+        }
+        fn remove_pod(&mut self, pod: &Pod, node: &Node) {
+            if pod.metadata.labels.get("app") == Some(&self.label) {
+                *self.on_node.entry(node.name().to_string()).or_default() -= 1;
+            }
+        }
+    }
+
+    #[test]
+    fn a_nominated_pod_cannot_be_what_lets_the_preemptor_fit() {
+        let db = |node: &str| with_labels(pod("db", node, HIGH, 0, 0, None), &[("app", "db")]);
+        let preemptor = pod("p", "", HIGH, 200, 0, None);
+        let run = |db_pod: Pod| {
+            let s = snapshot(
+                vec![node("n1", 1000, 1000)],
+                vec![pod("filler", "n1", LOW, 900, 0, Some(1)), db_pod],
+                vec![],
+            );
+            let mut filters = NeedLabel {
+                label: "db".into(),
+                ..Default::default()
+            };
+            let info = s.node("n1").unwrap();
+            for p in info.pods.iter() {
+                filters.add_pod(p, &info.node);
+            }
+            Preemptor::new(&s, &preemptor, filters, now())
+                .select_victims(info)
+                .map(|v| names(&v).join(","))
+        };
+        assert_eq!(
+            run(db("n1")).unwrap(),
+            "filler",
+            "a bound db pod satisfies it"
+        );
+        let err = run(nominated(db(""), "n1")).unwrap_err();
+        assert!(err.reason.contains("no app=db pod"), "{}", err.reason);
     }
 }
