@@ -20,13 +20,14 @@ use crate::model::{
 };
 
 mod indexes;
+mod topology;
 mod uid_index;
 mod update;
 
 use self::indexes::{
     namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
-    topology_domains_of,
 };
+pub use self::topology::{DomainId, KeyDomains, TopologyIndex};
 pub use self::update::PodChange;
 
 type Map<K, V> = foldhash::HashMap<K, V>;
@@ -85,7 +86,7 @@ pub struct Snapshot {
     pdbs_by_namespace: Arc<Map<String, Vec<Arc<PodDisruptionBudget>>>>,
     priority_classes: Arc<BTreeMap<String, Arc<PriorityClass>>>,
     owners_by_namespace: Arc<Map<String, Owners>>,
-    topology_domains: Arc<Map<String, BTreeMap<String, u32>>>,
+    topology: Arc<TopologyIndex>,
     pod_count: usize,
 }
 
@@ -171,7 +172,7 @@ impl Snapshot {
         for (i, node) in nodes.iter().enumerate() {
             node_index.insert(node.metadata.name.clone(), i as NodeIdx);
         }
-        let topology_domains = topology_domains_of(&nodes);
+        let topology = TopologyIndex::of(&nodes);
         let mut node_pods: Vec<Vec<Arc<Pod>>> = vec![Vec::new(); nodes.len()];
 
         let mut by_namespace: Map<String, Vec<PodRef>> = Map::new();
@@ -233,7 +234,7 @@ impl Snapshot {
                 objects.stateful_sets,
                 objects.replication_controllers,
             )),
-            topology_domains: Arc::new(topology_domains),
+            topology: Arc::new(topology),
             pod_count,
         }
     }
@@ -245,6 +246,11 @@ impl Snapshot {
 
     pub fn node_idx(&self, name: &str) -> Option<NodeIdx> {
         self.node_index.get(name).copied()
+    }
+
+    /// Node name → index, shared, for prepared state that outlives a borrow.
+    pub fn node_index(&self) -> Arc<foldhash::HashMap<String, NodeIdx>> {
+        Arc::clone(&self.node_index)
     }
 
     pub fn node(&self, name: &str) -> Option<&NodeInfo> {
@@ -317,9 +323,15 @@ impl Snapshot {
         self.owners_by_namespace.get(namespace)
     }
 
-    /// Topology domains of a label key: value → number of nodes.
-    pub fn topology_domains(&self, key: &str) -> Option<&BTreeMap<String, u32>> {
-        self.topology_domains.get(key)
+    /// Topology domains of a label key: its values, the nodes carrying
+    /// each, and each node's value; `None` when no node has the key.
+    pub fn topology_domains(&self, key: &str) -> Option<&Arc<KeyDomains>> {
+        self.topology.key(key)
+    }
+
+    /// Every label key's domains, to share with prepared per-pod state.
+    pub fn topology(&self) -> &Arc<TopologyIndex> {
+        &self.topology
     }
 
     pub fn counts(&self) -> ObjectCounts {
@@ -409,7 +421,7 @@ mod tests {
     fn topology_domains_count_nodes_per_value() {
         let s = sample();
         let zones = s.topology_domains("topology.kubernetes.io/zone").unwrap();
-        assert_eq!(zones["z1"], 2);
-        assert_eq!(zones["z2"], 1);
+        assert_eq!(zones.node_count(zones.id("z1").unwrap()), 2);
+        assert_eq!(zones.node_count(zones.id("z2").unwrap()), 1);
     }
 }

@@ -9,9 +9,8 @@ use foldhash::HashSet;
 
 use super::indexes::{
     namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
-    topology_domains_of,
 };
-use super::{Map, NodeIdx, NodeInfo, PodRef, Snapshot};
+use super::{Map, NodeIdx, NodeInfo, PodRef, Snapshot, TopologyIndex};
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
@@ -183,15 +182,15 @@ impl Snapshot {
             labels_changed |= info.node.metadata.labels != node.metadata.labels;
             info.node = node.clone();
         }
-        let topology_domains = if labels_changed {
+        let topology = if labels_changed {
             let all: Vec<Arc<Node>> = nodes.iter().map(|n| n.node.clone()).collect();
-            Arc::new(topology_domains_of(&all))
+            Arc::new(TopologyIndex::of(&all))
         } else {
-            self.topology_domains.clone()
+            self.topology.clone()
         };
         Some(Snapshot {
             nodes: nodes.into(),
-            topology_domains,
+            topology,
             ..self.clone()
         })
     }
@@ -314,7 +313,10 @@ mod tests {
             }
         }
         out.push(format!("{:?}", s.counts()));
-        out.push(format!("{:?}", s.topology_domains("zone")));
+        let zones = s
+            .topology_domains("zone")
+            .map(|d| d.iter().collect::<std::collections::BTreeMap<_, _>>());
+        out.push(format!("{zones:?}"));
         out.join("\n")
     }
 
@@ -417,7 +419,8 @@ mod tests {
         let s = Snapshot::build(base_objects());
         let s2 = s.with_node_changes(&[Arc::new(node("b", "z2"))]).unwrap();
         let zones = s2.topology_domains("zone").unwrap();
-        assert_eq!((zones["z1"], zones["z2"]), (1, 2));
+        let count = |v| zones.node_count(zones.id(v).unwrap());
+        assert_eq!((count("z1"), count("z2")), (1, 2));
         assert_eq!(s2.node("b").unwrap().pods.len(), 1);
         assert!(
             s.with_node_changes(&[Arc::new(node("new", "z1"))])

@@ -18,6 +18,7 @@ use super::terms::{Namespaces, PodTerms, Term, for_each_bound_pod, terms_selecti
 use crate::cluster::Snapshot;
 use crate::model::pod::PodAffinityTerm;
 use crate::model::{Labels, Node, Pod};
+use crate::policy::domains::NodeAt;
 use crate::policy::{Failure, Verdict};
 
 /// Upstream `ErrReasonAffinityRulesNotMatch` (UnschedulableAndUnresolvable).
@@ -88,7 +89,7 @@ fn matches_all(terms: &[Term], pod: &Pod) -> bool {
 }
 
 fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
-    let mut counts = DomainCounts::default();
+    let mut counts = DomainCounts::new(snapshot.topology());
     if terms.is_empty() {
         return counts;
     }
@@ -106,10 +107,10 @@ fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
                 .sum::<usize>()
         });
     let scope = scope.map_or(Namespaces::All, |n| Namespaces::Listed(n.clone()));
-    for_each_bound_pod(snapshot, &scope, |node, pod| {
+    for_each_bound_pod(snapshot, &scope, |at, pod| {
         if matches_all(terms, pod) {
             for t in terms {
-                counts.add(node, &t.topology_key, 1, None);
+                counts.add(at, &t.topology_key, 1, None);
             }
         }
     });
@@ -117,15 +118,15 @@ fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
 }
 
 fn anti_affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
-    let mut counts = DomainCounts::default();
+    let mut counts = DomainCounts::new(snapshot.topology());
     for (i, t) in terms.iter().enumerate() {
-        for_each_bound_pod(snapshot, &t.namespaces, |node, pod| {
+        for_each_bound_pod(snapshot, &t.namespaces, |at, pod| {
             if t.matches(pod) {
                 let witness = Witness {
                     pod: pod.clone(),
                     term: i,
                 };
-                counts.add(node, &t.topology_key, 1, Some(witness));
+                counts.add(at, &t.topology_key, 1, Some(witness));
             }
         });
     }
@@ -153,17 +154,17 @@ fn existing_anti_affinity_counts(
     incoming: &Pod,
     incoming_ns_labels: &Labels,
 ) -> DomainCounts {
-    let mut counts = DomainCounts::default();
+    let mut counts = DomainCounts::new(snapshot.topology());
     let nodes = snapshot.nodes();
     for r in snapshot.pods_with_required_anti_affinity() {
         let Some(i) = r.node else { continue };
-        let node = &nodes[i as usize].node;
+        let at = NodeAt::indexed(&nodes[i as usize].node, i);
         for (term, t) in existing_terms_selecting(&r.pod, incoming, incoming_ns_labels) {
             let witness = Witness {
                 pod: r.pod.clone(),
                 term,
             };
-            counts.add(node, &t.topology_key, 1, Some(witness));
+            counts.add(at, &t.topology_key, 1, Some(witness));
         }
     }
     counts
@@ -173,22 +174,27 @@ impl AffinityFilter {
     /// Whether the incoming pod may run on `node` as far as pod
     /// (anti-)affinity goes.
     pub fn filter(&self, node: &Node) -> Verdict {
-        self.check_affinity(node)?;
-        self.check_anti_affinity(node)?;
-        self.check_existing_anti_affinity(node)
+        self.filter_at(NodeAt::unindexed(node))
+    }
+
+    /// [`Self::filter`] with the node's index in the view when known.
+    pub fn filter_at(&self, at: NodeAt<'_>) -> Verdict {
+        self.check_affinity(at)?;
+        self.check_anti_affinity(at)?;
+        self.check_existing_anti_affinity(at)
     }
 
     /// Upstream `satisfyPodAffinity`.
-    fn check_affinity(&self, node: &Node) -> Verdict {
+    fn check_affinity(&self, at: NodeAt<'_>) -> Verdict {
         let mut empty_domain = None;
         for t in &self.prepared.terms.required_affinity {
             let key = t.topology_key.as_str();
-            let Some(value) = node.label(key) else {
+            let Some(value) = at.node.label(key) else {
                 return Err(Failure::unresolvable(format!(
                     "{REASON_AFFINITY}: node has no label {key}"
                 )));
             };
-            if empty_domain.is_none() && self.affinity.count(key, value) <= 0 {
+            if empty_domain.is_none() && self.affinity.count(key, at) <= 0 {
                 empty_domain = Some((key, value));
             }
         }
@@ -207,17 +213,15 @@ impl AffinityFilter {
 
     /// Upstream `satisfyPodAntiAffinity`: per term; a node without the
     /// term's key passes it.
-    fn check_anti_affinity(&self, node: &Node) -> Verdict {
+    fn check_anti_affinity(&self, at: NodeAt<'_>) -> Verdict {
         let terms = &self.prepared.terms.required_anti_affinity;
         for t in terms {
             let key = t.topology_key.as_str();
-            let Some(value) = node.label(key) else {
-                continue;
-            };
-            if self.anti_affinity.count(key, value) > 0 {
+            if self.anti_affinity.count(key, at) > 0 {
+                let value = at.node.label(key).unwrap_or_default();
                 let culprit = self
                     .anti_affinity
-                    .witness(key, value)
+                    .witness(key, at)
                     .map(|w| format!("pod {} ({}) in ", w.pod.metadata.key(), terms[w.term]));
                 return Err(Failure::unschedulable(format!(
                     "{REASON_ANTI_AFFINITY}: {}{key}={value}",
@@ -230,13 +234,11 @@ impl AffinityFilter {
 
     /// Upstream `satisfyExistingPodsAntiAffinity`: any label pair of the
     /// node that an existing pod's anti-affinity term has claimed.
-    fn check_existing_anti_affinity(&self, node: &Node) -> Verdict {
+    fn check_existing_anti_affinity(&self, at: NodeAt<'_>) -> Verdict {
         for key in self.existing_anti_affinity.keys() {
-            let Some(value) = node.label(key) else {
-                continue;
-            };
-            if self.existing_anti_affinity.count(key, value) > 0 {
-                let culprit = self.existing_anti_affinity.witness(key, value).map(|w| {
+            if self.existing_anti_affinity.count(key, at) > 0 {
+                let value = at.node.label(key).unwrap_or_default();
+                let culprit = self.existing_anti_affinity.witness(key, at).map(|w| {
                     let selector = required_anti_terms(&w.pod)
                         .get(w.term)
                         .and_then(|t| t.label_selector.as_ref())

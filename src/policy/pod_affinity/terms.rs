@@ -26,7 +26,8 @@ use std::sync::Arc;
 use crate::cluster::{PodRef, Snapshot};
 use crate::model::pod::{PodAffinity, PodAffinityTerm, WeightedPodAffinityTerm};
 use crate::model::selector::SelectorOperator;
-use crate::model::{LabelSelector, Labels, Node, Pod};
+use crate::model::{LabelSelector, Labels, Pod};
+use crate::policy::domains::NodeAt;
 
 /// The namespaces an incoming pod's term looks in, once its
 /// namespaceSelector is resolved.
@@ -188,13 +189,13 @@ impl Term {
 pub fn for_each_bound_pod(
     snapshot: &Snapshot,
     namespaces: &Namespaces,
-    mut f: impl FnMut(&Node, &Arc<Pod>),
+    mut f: impl FnMut(NodeAt<'_>, &Arc<Pod>),
 ) {
     let nodes = snapshot.nodes();
     let mut visit = |pods: &[PodRef]| {
         for r in pods {
             if let Some(i) = r.node {
-                f(&nodes[i as usize].node, &r.pod);
+                f(NodeAt::indexed(&nodes[i as usize].node, i), &r.pod);
             }
         }
     };
