@@ -6,7 +6,7 @@
 //! mode): then its label value is looked up by string, and may be a value
 //! no node of the view carries.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cluster::{DomainId, KeyDomains, NodeIdx, Snapshot, TopologyIndex};
 use crate::model::Node;
@@ -101,6 +101,13 @@ impl KeyLookup {
         self.domains.as_ref().and_then(|d| d.id(value))
     }
 
+    /// Whether every node of the view (`node_count` of them) has the key.
+    pub fn on_every_node(&self, node_count: usize) -> bool {
+        self.domains
+            .as_ref()
+            .is_some_and(|d| d.nodes_with_key() == node_count)
+    }
+
     /// The domain of the empty value, where upstream files nodes that lack
     /// the key when it reads `node.Labels[key]`.
     pub fn empty_value(&self) -> Domain<'static> {
@@ -148,6 +155,18 @@ impl<T> DomainTable<T> {
         }
     }
 
+    pub fn get_mut(&mut self, domain: Domain<'_>) -> Option<&mut T> {
+        match domain {
+            Domain::Known(id) => self.known.get_mut(id as usize)?.as_mut(),
+            Domain::Unknown(v) => self
+                .unknown
+                .iter_mut()
+                .find(|(k, _)| k == v)
+                .map(|(_, t)| t),
+            Domain::Missing => None,
+        }
+    }
+
     /// The entry of `domain`, created with `init` when absent; `None` for a
     /// node without the key.
     pub fn entry(&mut self, domain: Domain<'_>, init: impl FnOnce() -> T) -> Option<&mut T> {
@@ -185,6 +204,39 @@ impl<T> DomainTable<T> {
             .iter()
             .flatten()
             .chain(self.unknown.iter().map(|(_, t)| t))
+    }
+}
+
+/// Failure reasons already written for a domain: every node of a failing
+/// zone fails with the same text, and formatting it per node cost more than
+/// the rule check itself. Keyed by the rule's slot (constraint or term) and
+/// the view's domain id; clones start empty, and state changes clear it.
+#[derive(Debug, Default)]
+pub struct ReasonCache(Mutex<foldhash::HashMap<(usize, DomainId), String>>);
+
+impl Clone for ReasonCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl ReasonCache {
+    /// The cached text for (`slot`, `domain`), made by `make` the first
+    /// time; domains the view does not know are not cached.
+    pub fn get_or(&self, slot: usize, domain: Domain<'_>, make: impl FnOnce() -> String) -> String {
+        let Domain::Known(id) = domain else {
+            return make();
+        };
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.entry((slot, id)).or_insert_with(make).clone()
+    }
+
+    /// Forget every text (the counts behind them changed).
+    pub fn clear(&mut self) {
+        self.0
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 }
 
@@ -238,5 +290,38 @@ mod tests {
         assert_eq!(t.get(Domain::Known(0)), Some(&2));
         assert_eq!(t.get(Domain::Unknown("x")), Some(&2));
         assert_eq!(t.values().sum::<i64>(), 4);
+    }
+
+    #[test]
+    fn reasons_are_made_once_per_known_domain_and_cleared() {
+        let mut cache = ReasonCache::default();
+        let mut made = 0;
+        for _ in 0..3 {
+            let r = cache.get_or(0, Domain::Known(1), || {
+                made += 1;
+                "r".into()
+            });
+            assert_eq!(r, "r");
+        }
+        assert_eq!(made, 1);
+        cache.get_or(1, Domain::Known(1), || {
+            made += 1;
+            String::new()
+        });
+        cache.get_or(0, Domain::Unknown("x"), || {
+            made += 1;
+            String::new()
+        });
+        cache.get_or(0, Domain::Unknown("x"), || {
+            made += 1;
+            String::new()
+        });
+        assert_eq!(made, 4, "other slot once, unknown domains every time");
+        cache.clear();
+        cache.get_or(0, Domain::Known(1), || {
+            made += 1;
+            String::new()
+        });
+        assert_eq!(made, 5);
     }
 }

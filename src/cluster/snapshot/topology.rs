@@ -23,6 +23,8 @@ pub struct KeyDomains {
     node_domains: Vec<DomainId>,
     /// Per domain: how many nodes carry the value.
     node_counts: Vec<u32>,
+    /// How many nodes carry the key.
+    with_key: usize,
 }
 
 impl KeyDomains {
@@ -54,6 +56,11 @@ impl KeyDomains {
     /// How many nodes of the view carry the value `id`.
     pub fn node_count(&self, id: DomainId) -> u32 {
         self.node_counts[id as usize]
+    }
+
+    /// How many nodes of the view carry the key at all.
+    pub fn nodes_with_key(&self) -> usize {
+        self.with_key
     }
 
     /// Values with their node counts, in id order.
@@ -92,6 +99,7 @@ impl TopologyIndex {
                     }
                 };
                 domains.node_counts[id as usize] += 1;
+                domains.with_key += 1;
                 if domains.node_domains.len() < nodes.len() {
                     domains.node_domains.resize(nodes.len(), NO_DOMAIN);
                 }
@@ -139,6 +147,7 @@ mod tests {
         assert_eq!(zone.value(zone.of_node(1).unwrap()), "b");
         assert_eq!(zone.of_node(3), None);
         assert_eq!(zone.node_count(a), 2);
+        assert_eq!(zone.nodes_with_key(), 3);
         let gpu = index.key("gpu").unwrap();
         assert_eq!(gpu.of_node(0), None);
         assert_eq!(gpu.of_node(1), Some(0));

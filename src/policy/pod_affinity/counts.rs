@@ -159,6 +159,15 @@ impl LiveCounts {
             .sum()
     }
 
+    /// The node's domain for `key`, interned when preparation counted the
+    /// key (only known domains can be cached by callers).
+    pub fn domain<'a>(&self, key: &str, at: NodeAt<'a>) -> Domain<'a> {
+        match self.base.key(key) {
+            Some(k) => k.lookup.of(at),
+            None => at.node.label(key).map_or(Domain::Missing, Domain::Unknown),
+        }
+    }
+
     /// Upstream `len(map) == 0`: no domain holds a non-zero count.
     pub fn is_empty(&self) -> bool {
         let mut nonzero = self.base_nonzero;

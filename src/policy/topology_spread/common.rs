@@ -244,6 +244,14 @@ pub fn count_cluster(
     let nodes = snapshot.nodes();
     let required = RequiredNodeAffinity::of(pod);
     let tolerations = &pod.spec.tolerations;
+    let every_node_takes_part = keys.iter().all(|k| k.on_every_node(nodes.len()))
+        && constraints
+            .iter()
+            .all(|c| !c.honor_node_taints && (!c.honor_node_affinity || !required.is_set()));
+    if every_node_takes_part {
+        count_every_node(snapshot, pod, constraints, keys, register, counts);
+        return;
+    }
     // Per constraint and node: the domain its pods count in.
     let mut node_domains = vec![vec![NO_DOMAIN; nodes.len()]; constraints.len()];
     for (idx, info) in nodes.iter().enumerate() {
@@ -285,6 +293,40 @@ pub fn count_cluster(
             };
             if constraint.counts(&r.pod, namespace)
                 && let Some(n) = counts[c].entry(domain, || 0)
+            {
+                *n += 1;
+            }
+        }
+    }
+}
+
+/// [`count_cluster`] when every node carries every key and no inclusion
+/// policy can exclude a node: each key's domains are all of the view's
+/// values, and a pod's domain is read straight from the index.
+fn count_every_node(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    constraints: &[Constraint],
+    keys: &[KeyLookup],
+    register: bool,
+    counts: &mut [DomainTable<i64>],
+) {
+    if register {
+        for (key, table) in keys.iter().zip(counts.iter_mut()) {
+            for id in 0..key.known_len() {
+                table.entry(Domain::Known(id as u32), || 0);
+            }
+        }
+    }
+    let nodes = snapshot.nodes();
+    let namespace = &pod.metadata.namespace;
+    for r in snapshot.pods_in_namespace(namespace) {
+        let Some(idx) = r.node else { continue };
+        let at = NodeAt::indexed(&nodes[idx as usize].node, idx);
+        for (c, constraint) in constraints.iter().enumerate() {
+            let domain = keys[c].of(at);
+            if let Some(n) = counts[c].get_mut(domain)
+                && constraint.counts(&r.pod, namespace)
             {
                 *n += 1;
             }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::cluster::Snapshot;
 use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::{Node, Pod, Toleration};
-use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt};
+use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt, ReasonCache};
 use crate::policy::node_affinity::RequiredNodeAffinity;
 use crate::policy::{Failure, Verdict};
 
@@ -42,6 +42,7 @@ pub struct SpreadFilter {
     /// the global minimum and the sum the number of domains, kept exact
     /// under add/remove.
     histogram: Vec<BTreeMap<i64, u32>>,
+    reasons: ReasonCache,
 }
 
 /// `None` when the pod has no hard constraints (explicit or default);
@@ -90,6 +91,7 @@ pub fn prepare_filter(
         }),
         counts,
         histogram,
+        reasons: ReasonCache::default(),
     }))
 }
 
@@ -113,12 +115,18 @@ impl SpreadFilter {
             let min = self.global_min(i);
             let skew = count + i64::from(incoming.self_match[i]) - min;
             if skew > i64::from(c.max_skew) {
-                return Err(Failure::unschedulable(format!(
-                    "{REASON}: {}={} would have skew {skew} > maxSkew {} \
-                     ({count} matching pods there, global minimum {min})",
-                    c.topology_key,
-                    key.value(domain),
-                    c.max_skew
+                return Err(Failure::unschedulable(self.reasons.get_or(
+                    i,
+                    domain,
+                    || {
+                        format!(
+                            "{REASON}: {}={} would have skew {skew} > maxSkew {} \
+                         ({count} matching pods there, global minimum {min})",
+                            c.topology_key,
+                            key.value(domain),
+                            c.max_skew
+                        )
+                    },
                 )));
             }
         }
@@ -151,6 +159,7 @@ impl SpreadFilter {
     /// node with every key and passing the inclusion policies, selected.
     fn update(&mut self, existing: &Pod, node: &Node, delta: i64) {
         let incoming = Arc::clone(&self.incoming);
+        self.reasons.clear();
         if existing.metadata.namespace != incoming.namespace
             || !has_all_keys(node, &incoming.constraints)
         {
