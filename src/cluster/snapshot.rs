@@ -20,6 +20,7 @@ use crate::model::{
 };
 
 mod indexes;
+mod term_holders;
 mod topology;
 mod uid_index;
 mod update;
@@ -27,6 +28,7 @@ mod update;
 use self::indexes::{
     namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
 };
+use self::term_holders::TermHolders;
 pub use self::topology::{DomainId, KeyDomains, TopologyIndex};
 pub use self::update::PodChange;
 
@@ -79,8 +81,8 @@ pub struct Snapshot {
     nodes: Arc<[NodeInfo]>,
     node_index: Arc<Map<String, NodeIdx>>,
     pods_by_namespace: Arc<Map<String, Arc<[PodRef]>>>,
-    pods_with_affinity: Arc<[PodRef]>,
-    pods_with_required_anti_affinity: Arc<[PodRef]>,
+    pods_with_affinity: TermHolders,
+    pods_with_required_anti_affinity: TermHolders,
     pod_by_uid: UidIndex,
     namespaces: Arc<Map<String, Arc<Namespace>>>,
     pdbs_by_namespace: Arc<Map<String, Vec<Arc<PodDisruptionBudget>>>>,
@@ -176,8 +178,6 @@ impl Snapshot {
         let mut node_pods: Vec<Vec<Arc<Pod>>> = vec![Vec::new(); nodes.len()];
 
         let mut by_namespace: Map<String, Vec<PodRef>> = Map::new();
-        let mut with_affinity = Vec::new();
-        let mut with_required_anti = Vec::new();
         let mut by_uid = UidIndex::builder();
         let mut pod_count = 0;
         for pod in objects.pods {
@@ -191,12 +191,6 @@ impl Snapshot {
             };
             if let Some(i) = r.node {
                 node_pods[i as usize].push(r.pod.clone());
-                if r.pod.has_pod_affinity_terms() {
-                    with_affinity.push(r.clone());
-                }
-                if r.pod.has_required_anti_affinity() {
-                    with_required_anti.push(r.clone());
-                }
             }
             by_uid.insert(&r);
             by_namespace
@@ -213,6 +207,9 @@ impl Snapshot {
             })
             .collect();
 
+        let all_pods = || by_namespace.values().flatten();
+        let with_affinity = TermHolders::build(all_pods(), Pod::has_pod_affinity_terms);
+        let with_required_anti = TermHolders::build(all_pods(), Pod::has_required_anti_affinity);
         Snapshot {
             nodes: infos.into(),
             node_index: Arc::new(node_index),
@@ -222,8 +219,8 @@ impl Snapshot {
                     .map(|(k, v)| (k, Arc::from(v)))
                     .collect(),
             ),
-            pods_with_affinity: with_affinity.into(),
-            pods_with_required_anti_affinity: with_required_anti.into(),
+            pods_with_affinity: with_affinity,
+            pods_with_required_anti_affinity: with_required_anti,
             pod_by_uid: by_uid.finish(),
             namespaces: Arc::new(namespaces_by_name(objects.namespaces)),
             pdbs_by_namespace: Arc::new(pdbs_by_namespace(objects.pdbs)),
@@ -271,14 +268,20 @@ impl Snapshot {
             .map(|(k, v)| (k.as_str(), &v[..]))
     }
 
-    /// Bound pods with any pod affinity or anti-affinity term.
-    pub fn pods_with_affinity(&self) -> &[PodRef] {
-        &self.pods_with_affinity
+    /// Bound pods with any pod affinity or anti-affinity term that could
+    /// select a pod of `namespace` (their terms look there or anywhere).
+    pub fn pods_with_affinity_for(&self, namespace: &str) -> impl Iterator<Item = &PodRef> {
+        self.pods_with_affinity.selecting_in(namespace)
     }
 
-    /// Bound pods with a required anti-affinity term (they can block others).
-    pub fn pods_with_required_anti_affinity(&self) -> &[PodRef] {
-        &self.pods_with_required_anti_affinity
+    /// Bound pods with a required anti-affinity term (they can block
+    /// others) that could select a pod of `namespace`.
+    pub fn pods_with_required_anti_affinity_for(
+        &self,
+        namespace: &str,
+    ) -> impl Iterator<Item = &PodRef> {
+        self.pods_with_required_anti_affinity
+            .selecting_in(namespace)
     }
 
     pub fn pod_by_uid(&self, uid: &str) -> Option<&PodRef> {

@@ -42,7 +42,7 @@ impl PodChange {
     }
 }
 
-fn ptr(pod: &Arc<Pod>) -> usize {
+pub(super) fn ptr(pod: &Arc<Pod>) -> usize {
     Arc::as_ptr(pod) as usize
 }
 
@@ -90,33 +90,14 @@ impl Snapshot {
             }
         }
 
-        let removed_ptrs: HashSet<usize> = removed.iter().map(|r| ptr(&r.pod)).collect();
-        let touches_affinity = |f: fn(&Pod) -> bool| {
-            removed
-                .iter()
-                .chain(&added)
-                .any(|r| r.node.is_some() && f(&r.pod))
-        };
-        let with_affinity = if touches_affinity(Pod::has_pod_affinity_terms) {
-            refiltered(
-                &self.pods_with_affinity,
-                &removed_ptrs,
-                &added,
-                Pod::has_pod_affinity_terms,
-            )
-        } else {
-            self.pods_with_affinity.clone()
-        };
-        let with_required_anti = if touches_affinity(Pod::has_required_anti_affinity) {
-            refiltered(
-                &self.pods_with_required_anti_affinity,
-                &removed_ptrs,
-                &added,
-                Pod::has_required_anti_affinity,
-            )
-        } else {
-            self.pods_with_required_anti_affinity.clone()
-        };
+        let with_affinity =
+            self.pods_with_affinity
+                .with_changes(&removed, &added, Pod::has_pod_affinity_terms);
+        let with_required_anti = self.pods_with_required_anti_affinity.with_changes(
+            &removed,
+            &added,
+            Pod::has_required_anti_affinity,
+        );
 
         Snapshot {
             nodes: self.nodes_with_pods_moved(&removed, &added),
@@ -235,21 +216,6 @@ impl Snapshot {
     }
 }
 
-/// `list` without the `removed` pods, plus the bound `added` pods that pass
-/// `keep`.
-fn refiltered(
-    list: &[PodRef],
-    removed: &HashSet<usize>,
-    added: &[PodRef],
-    keep: fn(&Pod) -> bool,
-) -> Arc<[PodRef]> {
-    list.iter()
-        .filter(|r| !removed.contains(&ptr(&r.pod)))
-        .chain(added.iter().filter(|r| r.node.is_some() && keep(&r.pod)))
-        .cloned()
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,9 +235,13 @@ mod tests {
             "status": {"phase": "Running"}
         });
         if anti {
+            // Pods of namespace "new" look across namespaces: both groups of
+            // the term-holder index are exercised.
+            let namespaces: Vec<&str> = if ns == "new" { vec!["shop"] } else { vec![] };
             v["spec"]["affinity"] = serde_json::json!({"podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}]}});
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone",
+                     "namespaces": namespaces}]}});
         }
         serde_json::from_value(v).unwrap()
     }
@@ -297,13 +267,8 @@ mod tests {
             .collect();
         nss.sort();
         out.extend(nss);
-        for list in [s.pods_with_affinity(), s.pods_with_required_anti_affinity()] {
-            let mut v: Vec<_> = list
-                .iter()
-                .map(|r| (r.pod.metadata.key(), r.node))
-                .collect();
-            v.sort();
-            out.push(format!("aff {v:?}"));
+        for holders in [&s.pods_with_affinity, &s.pods_with_required_anti_affinity] {
+            out.extend(holders.describe());
         }
         for (_, pods) in s.namespaces_with_pods() {
             for r in pods {

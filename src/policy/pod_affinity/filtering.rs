@@ -172,7 +172,7 @@ fn existing_anti_affinity_counts(
 ) -> DomainCounts {
     let mut counts = DomainCounts::new(snapshot.topology());
     let nodes = snapshot.nodes();
-    for r in snapshot.pods_with_required_anti_affinity() {
+    for r in snapshot.pods_with_required_anti_affinity_for(&incoming.metadata.namespace) {
         let Some(i) = r.node else { continue };
         let at = NodeAt::indexed(&nodes[i as usize].node, i);
         for (term, t) in existing_terms_selecting(&r.pod, incoming, incoming_ns_labels) {

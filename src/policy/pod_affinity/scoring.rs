@@ -57,7 +57,7 @@ pub fn prepare_score(
         }
     }
     let nodes = snapshot.nodes();
-    for r in snapshot.pods_with_affinity() {
+    for r in snapshot.pods_with_affinity_for(&pod.metadata.namespace) {
         let Some(i) = r.node else { continue };
         score.add_existing_pod_terms(
             NodeAt::indexed(&nodes[i as usize].node, i),

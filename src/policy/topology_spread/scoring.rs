@@ -148,7 +148,7 @@ impl SpreadScore {
             if domain == Domain::Missing {
                 continue;
             }
-            let count = if c.topology_key == HOSTNAME_KEY {
+            let count = if !self.per_node[i].is_empty() {
                 let idx = at
                     .idx
                     .or_else(|| self.node_index.get(at.node.name()).copied());
