@@ -15,11 +15,12 @@ use foldhash::HashMapExt;
 
 use self::uid_index::UidIndex;
 use crate::model::{
-    Labels, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
-    SelectorOwner,
+    LabelSelector, Labels, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget,
+    PriorityClass, SelectorOwner,
 };
 
 mod indexes;
+mod label_index;
 mod term_holders;
 mod topology;
 mod uid_index;
@@ -28,6 +29,8 @@ mod update;
 use self::indexes::{
     namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
 };
+pub use self::label_index::Candidates;
+use self::label_index::LabelIndex;
 use self::term_holders::TermHolders;
 pub use self::topology::{DomainId, KeyDomains, TopologyIndex};
 pub use self::update::PodChange;
@@ -89,6 +92,8 @@ pub struct Snapshot {
     priority_classes: Arc<BTreeMap<String, Arc<PriorityClass>>>,
     owners_by_namespace: Arc<Map<String, Owners>>,
     topology: Arc<TopologyIndex>,
+    /// Lazily built, shared with every snapshot derived from this one.
+    label_index: Arc<LabelIndex>,
     pod_count: usize,
 }
 
@@ -232,6 +237,7 @@ impl Snapshot {
                 objects.replication_controllers,
             )),
             topology: Arc::new(topology),
+            label_index: Arc::default(),
             pod_count,
         }
     }
@@ -259,6 +265,16 @@ impl Snapshot {
         self.pods_by_namespace
             .get(namespace)
             .map_or(&NO_PODS[..], |p| &p[..])
+    }
+
+    /// The pods of `namespace` that may match `selector`: every pod it
+    /// selects and possibly others (check the selector on each), found
+    /// through a label index when the selector has an equality requirement.
+    pub fn pods_maybe_selected(&self, namespace: &str, selector: &LabelSelector) -> Candidates<'_> {
+        match self.pods_by_namespace.get(namespace) {
+            Some(pods) => self.label_index.candidates(namespace, pods, selector),
+            None => Candidates::All(NO_PODS.iter()),
+        }
     }
 
     /// Namespaces that have at least one pod, with their pods.

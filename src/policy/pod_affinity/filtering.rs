@@ -109,21 +109,20 @@ fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
     if terms.is_empty() {
         return counts;
     }
-    // A counted pod must match every term, so the narrowest term's
-    // namespaces are enough to look in.
-    let scope = terms
-        .iter()
-        .filter_map(|t| match &t.namespaces {
-            Namespaces::Listed(n) => Some(n),
-            Namespaces::All => None,
-        })
-        .min_by_key(|n| {
-            n.iter()
-                .map(|ns| snapshot.pods_in_namespace(ns).len())
-                .sum::<usize>()
-        });
-    let scope = scope.map_or(Namespaces::All, |n| Namespaces::Listed(n.clone()));
-    for_each_bound_pod(snapshot, &scope, |at, pod| {
+    // A counted pod must match every term, so the pods the narrowest term
+    // may select are enough to look at.
+    let pods_in = |t: &Term| match &t.namespaces {
+        Namespaces::Listed(n) => n
+            .iter()
+            .map(|ns| snapshot.pods_in_namespace(ns).len())
+            .sum::<usize>(),
+        Namespaces::All => usize::MAX,
+    };
+    let Some(narrowest) = terms.iter().min_by_key(|t| pods_in(t)) else {
+        return counts;
+    };
+    let (scope, selector) = (&narrowest.namespaces, narrowest.selector.as_ref());
+    for_each_bound_pod(snapshot, scope, selector, |at, pod| {
         if matches_all(terms, pod) {
             for t in terms {
                 counts.add(at, &t.topology_key, 1, None);
@@ -136,7 +135,7 @@ fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
 fn anti_affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
     let mut counts = DomainCounts::new(snapshot.topology());
     for (i, t) in terms.iter().enumerate() {
-        for_each_bound_pod(snapshot, &t.namespaces, |at, pod| {
+        for_each_bound_pod(snapshot, &t.namespaces, t.selector.as_ref(), |at, pod| {
             if t.matches(pod) {
                 let witness = Witness {
                     pod: pod.clone(),

@@ -49,11 +49,16 @@ pub fn prepare_score(
         (&terms.preferred_anti_affinity, -1),
     ] {
         for WeightedTerm { term, weight } in group {
-            for_each_bound_pod(snapshot, &term.namespaces, |at, existing| {
-                if term.matches(existing) {
-                    score.add(at, &term.topology_key, i64::from(*weight) * sign);
-                }
-            });
+            for_each_bound_pod(
+                snapshot,
+                &term.namespaces,
+                term.selector.as_ref(),
+                |at, existing| {
+                    if term.matches(existing) {
+                        score.add(at, &term.topology_key, i64::from(*weight) * sign);
+                    }
+                },
+            );
         }
     }
     let nodes = snapshot.nodes();

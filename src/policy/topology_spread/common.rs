@@ -3,7 +3,7 @@
 //! select it), which nodes take part, which pods are counted, and the
 //! per-node domain assignment over the whole cluster.
 
-use crate::cluster::{NodeIdx, Snapshot};
+use crate::cluster::{NodeIdx, PodRef, Snapshot};
 use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::node::untolerated_taint;
 use crate::model::pod::TopologySpreadConstraint;
@@ -195,6 +195,20 @@ impl Constraint {
         }
     }
 
+    /// The pods of `namespace` this constraint may count (a superset;
+    /// [`Self::counts`] decides): none without a selector.
+    pub fn candidates<'a>(
+        &self,
+        snapshot: &'a Snapshot,
+        namespace: &str,
+    ) -> impl Iterator<Item = &'a PodRef> + 'a {
+        let candidates = match &self.selector {
+            Some(s) if !s.is_empty() => Some(snapshot.pods_maybe_selected(namespace, s)),
+            _ => None,
+        };
+        candidates.into_iter().flatten()
+    }
+
     /// Whether the incoming pod matches its own selector (adds 1 to skew).
     pub fn selects(&self, pod: &Pod) -> bool {
         self.selector
@@ -283,9 +297,9 @@ pub fn count_cluster(
         }
     }
     let namespace = &pod.metadata.namespace;
-    for r in snapshot.pods_in_namespace(namespace) {
-        let Some(idx) = r.node else { continue };
-        for (c, constraint) in constraints.iter().enumerate() {
+    for (c, constraint) in constraints.iter().enumerate() {
+        for r in constraint.candidates(snapshot, namespace) {
+            let Some(idx) = r.node else { continue };
             let domain = match node_domains[c][idx as usize] {
                 NO_DOMAIN => continue,
                 EMPTY_UNKNOWN => Domain::Unknown(""),
@@ -320,10 +334,10 @@ fn count_every_node(
     }
     let nodes = snapshot.nodes();
     let namespace = &pod.metadata.namespace;
-    for r in snapshot.pods_in_namespace(namespace) {
-        let Some(idx) = r.node else { continue };
-        let at = NodeAt::indexed(&nodes[idx as usize].node, idx);
-        for (c, constraint) in constraints.iter().enumerate() {
+    for (c, constraint) in constraints.iter().enumerate() {
+        for r in constraint.candidates(snapshot, namespace) {
+            let Some(idx) = r.node else { continue };
+            let at = NodeAt::indexed(&nodes[idx as usize].node, idx);
             let domain = keys[c].of(at);
             if let Some(n) = counts[c].get_mut(domain)
                 && constraint.counts(&r.pod, namespace)

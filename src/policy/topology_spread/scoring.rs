@@ -118,7 +118,7 @@ fn hostname_counts(snapshot: &Snapshot, pod: &Pod, constraints: &[Constraint]) -
                 return Vec::new();
             }
             let mut per_idx = vec![0i64; snapshot.nodes().len()];
-            for r in snapshot.pods_in_namespace(namespace) {
+            for r in c.candidates(snapshot, namespace) {
                 if let Some(idx) = r.node
                     && c.counts(&r.pod, namespace)
                 {
