@@ -15,6 +15,7 @@ use kube_arbiter::api::extender::filter;
 use kube_arbiter::cluster::{ClusterObjects, Snapshot};
 use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::model::{Node, Pod};
+use kube_arbiter::policy::domains::NodeAt;
 use kube_arbiter::policy::filter::PodFilters;
 use kube_arbiter::policy::prioritize::prioritize;
 use kube_arbiter::policy::{pod_affinity, topology_spread};
@@ -133,7 +134,12 @@ fn bench(c: &mut Criterion) {
         .iter()
         .map(|n| n.node.name().to_string())
         .collect();
-    let candidates: Vec<&Node> = snapshot.nodes().iter().map(|n| &*n.node).collect();
+    let candidates: Vec<NodeAt<'_>> = snapshot
+        .nodes()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| NodeAt::indexed(&n.node, i as u32))
+        .collect();
 
     let mut group = c.benchmark_group("extender_5000_nodes_150000_pods");
     group.sample_size(30);
@@ -143,9 +149,10 @@ fn bench(c: &mut Criterion) {
             let feasible = names
                 .iter()
                 .filter(|n| {
-                    snapshot
-                        .node(n)
-                        .is_some_and(|i| filters.check(&i.node).is_ok())
+                    snapshot.node_idx(n).is_some_and(|i| {
+                        let node = &snapshot.nodes()[i as usize].node;
+                        filters.check_at(NodeAt::indexed(node, i)).is_ok()
+                    })
                 })
                 .count();
             black_box(feasible)

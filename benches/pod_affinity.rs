@@ -207,7 +207,7 @@ fn bench(c: &mut Criterion) {
             let s = prepare_score(&snapshot, black_box(&pod), 1)
                 .unwrap()
                 .unwrap();
-            let raw: Vec<i64> = nodes.iter().map(|n| s.score(n)).collect();
+            let raw: Vec<i64> = nodes.iter().map(|&n| s.score(n.into())).collect();
             normalize(&raw)
         })
     });

@@ -1,4 +1,4 @@
--- wrk script: POST one AdmissionReview body (path in $BODY) as JSON.
+-- wrk script: POST one request body (path in $BODY) as JSON.
 local path = os.getenv("BODY") or "examples/requests/admit-create-default-class.json"
 local file = assert(io.open(path, "rb"), "cannot read " .. path)
 wrk.method = "POST"

@@ -9,10 +9,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::cluster::Snapshot;
+use crate::cluster::{NodeIdx, Snapshot};
 use crate::config::Config;
-use crate::model::{Node, Pod};
+use crate::model::Pod;
 use crate::policy::Code;
+use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::{NodeScores, prioritize};
 
@@ -77,11 +78,12 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
         Err(e) => return invalid(e),
     };
     let mut nodes: Vec<NodeExplanation> = Vec::with_capacity(snapshot.nodes().len());
-    let mut feasible: Vec<&Node> = Vec::new();
-    for info in snapshot.nodes() {
-        let (result, reason) = match filters.check(&info.node) {
+    let mut feasible: Vec<NodeAt<'_>> = Vec::new();
+    for (idx, info) in snapshot.nodes().iter().enumerate() {
+        let at = NodeAt::indexed(&info.node, idx as NodeIdx);
+        let (result, reason) = match filters.check_at(at) {
             Ok(()) => {
-                feasible.push(&info.node);
+                feasible.push(at);
                 ("Feasible", None)
             }
             Err(f) => (
@@ -234,6 +236,7 @@ mod tests {
 
     use super::*;
     use crate::cluster::ClusterObjects;
+    use crate::model::Node;
 
     fn sample() -> (Snapshot, Pod) {
         let node = |name: &str, zone: &str, taint: bool| -> Node {

@@ -17,6 +17,7 @@ use crate::cluster::Snapshot;
 use crate::config::SchedulingSettings;
 use crate::model::{Node, Pod};
 use crate::policy::Code;
+use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::prioritize;
 use crate::server::{ApiError, AppState};
@@ -114,9 +115,10 @@ pub fn filter<'a>(
     };
     if let Some(names) = args.node_names {
         let mut feasible = Vec::with_capacity(names.len());
+        let nodes = snapshot.nodes();
         for name in names {
-            let verdict = match snapshot.node(&name) {
-                Some(info) => filters.check(&info.node),
+            let verdict = match snapshot.node_idx(&name) {
+                Some(idx) => filters.check_at(NodeAt::indexed(&nodes[idx as usize].node, idx)),
                 None => Err(crate::policy::Failure::unresolvable(UNKNOWN_NODE)),
             };
             if record(&name, verdict) {
@@ -127,7 +129,10 @@ pub fn filter<'a>(
     } else if let Some(list) = args.nodes {
         let mut feasible = Vec::with_capacity(list.items.len());
         for (node, raw) in list.items {
-            if record(node.name(), filters.check(&node)) {
+            if record(
+                node.name(),
+                filters.check_at(NodeAt::resolve(snapshot, &node)),
+            ) {
                 feasible.push(raw);
             }
         }
@@ -152,24 +157,32 @@ pub fn prioritize_body(
         .as_ref()
         .ok_or_else(|| ApiError::bad_request("ExtenderArgs has no Pod"))?;
     let request_nodes: Vec<Node>;
-    let (names, nodes): (Vec<String>, Vec<Option<&Node>>) = if let Some(names) = args.node_names {
-        let nodes = names
-            .iter()
-            .map(|n| snapshot.node(n).map(|i| &*i.node))
-            .collect();
-        (names, nodes)
-    } else if let Some(list) = args.nodes {
-        request_nodes = list.items.into_iter().map(|(n, _)| n).collect();
-        (
-            request_nodes.iter().map(|n| n.name().to_string()).collect(),
-            request_nodes.iter().map(Some).collect(),
-        )
-    } else {
-        return Err(ApiError::bad_request(
-            "ExtenderArgs has neither Nodes nor NodeNames",
-        ));
-    };
-    let known: Vec<&Node> = nodes.iter().flatten().copied().collect();
+    let (names, nodes): (Vec<String>, Vec<Option<NodeAt<'_>>>) =
+        if let Some(names) = args.node_names {
+            let all = snapshot.nodes();
+            let nodes = names
+                .iter()
+                .map(|n| {
+                    let idx = snapshot.node_idx(n)?;
+                    Some(NodeAt::indexed(&all[idx as usize].node, idx))
+                })
+                .collect();
+            (names, nodes)
+        } else if let Some(list) = args.nodes {
+            request_nodes = list.items.into_iter().map(|(n, _)| n).collect();
+            (
+                request_nodes.iter().map(|n| n.name().to_string()).collect(),
+                request_nodes
+                    .iter()
+                    .map(|n| Some(NodeAt::resolve(snapshot, n)))
+                    .collect(),
+            )
+        } else {
+            return Err(ApiError::bad_request(
+                "ExtenderArgs has neither Nodes nor NodeNames",
+            ));
+        };
+    let known: Vec<NodeAt<'_>> = nodes.iter().flatten().copied().collect();
     let scores = score_pod(snapshot, pod, &known, settings)?;
     let mut scores = scores.into_iter();
     Ok(names
@@ -185,7 +198,7 @@ pub fn prioritize_body(
 fn score_pod(
     snapshot: &Snapshot,
     pod: &Pod,
-    candidates: &[&Node],
+    candidates: &[NodeAt<'_>],
     settings: &SchedulingSettings,
 ) -> Result<Vec<i64>, ApiError> {
     prioritize(snapshot, pod, candidates, settings)

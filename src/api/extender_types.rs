@@ -103,14 +103,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
                 f.write_str("a list of Nodes")
             }
             fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                let mut raws = Vec::with_capacity(seq.size_hint().unwrap_or(0));
                 while let Some(raw) = seq.next_element::<&'de RawValue>()? {
-                    let node: Node = serde_json::from_str(raw.get()).map_err(|e| {
-                        de::Error::custom(format!("Nodes.items[{}]: {e}", items.len()))
-                    })?;
-                    items.push((node, raw));
+                    raws.push(raw);
                 }
-                Ok(Items(items))
+                let nodes = decode_nodes(&raws).map_err(de::Error::custom)?;
+                Ok(Items(nodes.into_iter().zip(raws).collect()))
             }
         }
         d.deserialize_seq(ItemsVisitor(std::marker::PhantomData))
@@ -119,6 +117,50 @@ impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
 
 /// `ExtenderFilterResult`, answered in the mode asked: `Nodes` (the
 /// request's own objects) or `NodeNames`.
+/// Below this many nodes one thread decodes them all.
+const PARALLEL_DECODE_MIN: usize = 512;
+
+/// Decode every node of a NodeList. A full 5,000-node list is tens of MB of
+/// JSON, mostly fields we skip; decoding is the bulk of a Nodes-mode
+/// request, so large lists are split over the machine's cores. The error
+/// names the first bad item.
+fn decode_nodes(raws: &[&RawValue]) -> Result<Vec<Node>, String> {
+    let decode = |offset: usize, chunk: &[&RawValue]| -> Result<Vec<Node>, String> {
+        chunk
+            .iter()
+            .enumerate()
+            .map(|(i, raw)| {
+                serde_json::from_str(raw.get())
+                    .map_err(|e| format!("Nodes.items[{}]: {e}", offset + i))
+            })
+            .collect()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || raws.len() < PARALLEL_DECODE_MIN {
+        return decode(0, raws);
+    }
+    let size = raws.len().div_ceil(threads);
+    let parts: Vec<Result<Vec<Node>, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = raws
+            .chunks(size)
+            .enumerate()
+            .map(|(k, chunk)| scope.spawn(move || decode(k * size, chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("node decoding failed".to_string()))
+            })
+            .collect()
+    });
+    let mut nodes = Vec::with_capacity(raws.len());
+    for part in parts {
+        nodes.extend(part?);
+    }
+    Ok(nodes)
+}
+
 #[derive(Debug, Default, Serialize)]
 pub struct ExtenderFilterResult<'a> {
     #[serde(rename = "Nodes")]
@@ -126,11 +168,49 @@ pub struct ExtenderFilterResult<'a> {
     #[serde(rename = "NodeNames")]
     pub node_names: Option<Vec<String>>,
     #[serde(rename = "FailedNodes")]
-    pub failed_nodes: BTreeMap<String, String>,
+    pub failed_nodes: FailedNodes,
     #[serde(rename = "FailedAndUnresolvableNodes")]
-    pub failed_and_unresolvable_nodes: BTreeMap<String, String>,
+    pub failed_and_unresolvable_nodes: FailedNodes,
     #[serde(rename = "Error")]
     pub error: String,
+}
+
+/// Node name → reason, encoded as a JSON object in the order the nodes
+/// were asked about. A list, not a map: with thousands of failed nodes,
+/// ordered-map inserts were a visible share of a filter answer, and the
+/// names are unique already (kube-scheduler sends each node once).
+#[derive(Debug, Default)]
+pub struct FailedNodes(Vec<(String, String)>);
+
+impl FailedNodes {
+    pub fn insert(&mut self, node: String, reason: String) {
+        self.0.push((node, reason));
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn contains_key(&self, node: &str) -> bool {
+        self.0.iter().any(|(n, _)| n == node)
+    }
+
+    pub fn get(&self, node: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == node)
+            .map(|(_, r)| r.as_str())
+    }
+}
+
+impl Serialize for FailedNodes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(n, r)| (n, r)))
+    }
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -207,6 +287,36 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("Nodes.items[1]"), "{err}");
+    }
+
+    #[test]
+    fn large_lists_keep_their_order_and_name_the_first_bad_item() {
+        let items = |bad: &[usize]| {
+            (0..2 * PARALLEL_DECODE_MIN)
+                .map(|i| {
+                    if bad.contains(&i) {
+                        r#"{"metadata":{"name":5}}"#.to_string()
+                    } else {
+                        format!(r#"{{"metadata":{{"name":"n{i}"}}}}"#)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[]));
+        let list = ExtenderArgs::from_slice(body.as_bytes())
+            .unwrap()
+            .nodes
+            .unwrap();
+        assert_eq!(list.items.len(), 2 * PARALLEL_DECODE_MIN);
+        for (i, (node, raw)) in list.items.iter().enumerate() {
+            assert_eq!(node.name(), format!("n{i}"));
+            assert!(raw.get().contains(&format!("\"n{i}\"")));
+        }
+        let last = 2 * PARALLEL_DECODE_MIN - 1;
+        let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[700, last]));
+        let err = ExtenderArgs::from_slice(body.as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("Nodes.items[700]"), "{err}");
     }
 
     #[test]

@@ -13,8 +13,8 @@ pub mod view;
 pub use assume::AssumeError;
 pub use binder::{BindRequest, Binder};
 pub use snapshot::{
-    ClusterObjects, NodeIdx, NodeInfo, ObjectCounts, Owners, PodChange, PodRef, SharedObjects,
-    Snapshot,
+    Candidates, ClusterObjects, DomainId, KeyDomains, NodeIdx, NodeInfo, ObjectCounts, Owners,
+    PodChange, PodRef, SharedObjects, Snapshot, TopologyIndex,
 };
 pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

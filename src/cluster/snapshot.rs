@@ -15,18 +15,24 @@ use foldhash::HashMapExt;
 
 use self::uid_index::UidIndex;
 use crate::model::{
-    Labels, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
-    SelectorOwner,
+    LabelSelector, Labels, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget,
+    PriorityClass, SelectorOwner,
 };
 
 mod indexes;
+mod label_index;
+mod term_holders;
+mod topology;
 mod uid_index;
 mod update;
 
 use self::indexes::{
     namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
-    topology_domains_of,
 };
+pub use self::label_index::Candidates;
+use self::label_index::LabelIndex;
+use self::term_holders::TermHolders;
+pub use self::topology::{DomainId, KeyDomains, TopologyIndex};
 pub use self::update::PodChange;
 
 type Map<K, V> = foldhash::HashMap<K, V>;
@@ -78,14 +84,16 @@ pub struct Snapshot {
     nodes: Arc<[NodeInfo]>,
     node_index: Arc<Map<String, NodeIdx>>,
     pods_by_namespace: Arc<Map<String, Arc<[PodRef]>>>,
-    pods_with_affinity: Arc<[PodRef]>,
-    pods_with_required_anti_affinity: Arc<[PodRef]>,
+    pods_with_affinity: TermHolders,
+    pods_with_required_anti_affinity: TermHolders,
     pod_by_uid: UidIndex,
     namespaces: Arc<Map<String, Arc<Namespace>>>,
     pdbs_by_namespace: Arc<Map<String, Vec<Arc<PodDisruptionBudget>>>>,
     priority_classes: Arc<BTreeMap<String, Arc<PriorityClass>>>,
     owners_by_namespace: Arc<Map<String, Owners>>,
-    topology_domains: Arc<Map<String, BTreeMap<String, u32>>>,
+    topology: Arc<TopologyIndex>,
+    /// Lazily built, shared with every snapshot derived from this one.
+    label_index: Arc<LabelIndex>,
     pod_count: usize,
 }
 
@@ -171,12 +179,10 @@ impl Snapshot {
         for (i, node) in nodes.iter().enumerate() {
             node_index.insert(node.metadata.name.clone(), i as NodeIdx);
         }
-        let topology_domains = topology_domains_of(&nodes);
+        let topology = TopologyIndex::of(&nodes);
         let mut node_pods: Vec<Vec<Arc<Pod>>> = vec![Vec::new(); nodes.len()];
 
         let mut by_namespace: Map<String, Vec<PodRef>> = Map::new();
-        let mut with_affinity = Vec::new();
-        let mut with_required_anti = Vec::new();
         let mut by_uid = UidIndex::builder();
         let mut pod_count = 0;
         for pod in objects.pods {
@@ -190,12 +196,6 @@ impl Snapshot {
             };
             if let Some(i) = r.node {
                 node_pods[i as usize].push(r.pod.clone());
-                if r.pod.has_pod_affinity_terms() {
-                    with_affinity.push(r.clone());
-                }
-                if r.pod.has_required_anti_affinity() {
-                    with_required_anti.push(r.clone());
-                }
             }
             by_uid.insert(&r);
             by_namespace
@@ -212,6 +212,9 @@ impl Snapshot {
             })
             .collect();
 
+        let all_pods = || by_namespace.values().flatten();
+        let with_affinity = TermHolders::build(all_pods(), Pod::has_pod_affinity_terms);
+        let with_required_anti = TermHolders::build(all_pods(), Pod::has_required_anti_affinity);
         Snapshot {
             nodes: infos.into(),
             node_index: Arc::new(node_index),
@@ -221,8 +224,8 @@ impl Snapshot {
                     .map(|(k, v)| (k, Arc::from(v)))
                     .collect(),
             ),
-            pods_with_affinity: with_affinity.into(),
-            pods_with_required_anti_affinity: with_required_anti.into(),
+            pods_with_affinity: with_affinity,
+            pods_with_required_anti_affinity: with_required_anti,
             pod_by_uid: by_uid.finish(),
             namespaces: Arc::new(namespaces_by_name(objects.namespaces)),
             pdbs_by_namespace: Arc::new(pdbs_by_namespace(objects.pdbs)),
@@ -233,7 +236,8 @@ impl Snapshot {
                 objects.stateful_sets,
                 objects.replication_controllers,
             )),
-            topology_domains: Arc::new(topology_domains),
+            topology: Arc::new(topology),
+            label_index: Arc::default(),
             pod_count,
         }
     }
@@ -247,6 +251,11 @@ impl Snapshot {
         self.node_index.get(name).copied()
     }
 
+    /// Node name → index, shared, for prepared state that outlives a borrow.
+    pub fn node_index(&self) -> Arc<foldhash::HashMap<String, NodeIdx>> {
+        Arc::clone(&self.node_index)
+    }
+
     pub fn node(&self, name: &str) -> Option<&NodeInfo> {
         self.node_idx(name).map(|i| &self.nodes[i as usize])
     }
@@ -258,6 +267,16 @@ impl Snapshot {
             .map_or(&NO_PODS[..], |p| &p[..])
     }
 
+    /// The pods of `namespace` that may match `selector`: every pod it
+    /// selects and possibly others (check the selector on each), found
+    /// through a label index when the selector has an equality requirement.
+    pub fn pods_maybe_selected(&self, namespace: &str, selector: &LabelSelector) -> Candidates<'_> {
+        match self.pods_by_namespace.get(namespace) {
+            Some(pods) => self.label_index.candidates(namespace, pods, selector),
+            None => Candidates::All(NO_PODS.iter()),
+        }
+    }
+
     /// Namespaces that have at least one pod, with their pods.
     pub fn namespaces_with_pods(&self) -> impl Iterator<Item = (&str, &[PodRef])> {
         self.pods_by_namespace
@@ -265,14 +284,20 @@ impl Snapshot {
             .map(|(k, v)| (k.as_str(), &v[..]))
     }
 
-    /// Bound pods with any pod affinity or anti-affinity term.
-    pub fn pods_with_affinity(&self) -> &[PodRef] {
-        &self.pods_with_affinity
+    /// Bound pods with any pod affinity or anti-affinity term that could
+    /// select a pod of `namespace` (their terms look there or anywhere).
+    pub fn pods_with_affinity_for(&self, namespace: &str) -> impl Iterator<Item = &PodRef> {
+        self.pods_with_affinity.selecting_in(namespace)
     }
 
-    /// Bound pods with a required anti-affinity term (they can block others).
-    pub fn pods_with_required_anti_affinity(&self) -> &[PodRef] {
-        &self.pods_with_required_anti_affinity
+    /// Bound pods with a required anti-affinity term (they can block
+    /// others) that could select a pod of `namespace`.
+    pub fn pods_with_required_anti_affinity_for(
+        &self,
+        namespace: &str,
+    ) -> impl Iterator<Item = &PodRef> {
+        self.pods_with_required_anti_affinity
+            .selecting_in(namespace)
     }
 
     pub fn pod_by_uid(&self, uid: &str) -> Option<&PodRef> {
@@ -317,9 +342,15 @@ impl Snapshot {
         self.owners_by_namespace.get(namespace)
     }
 
-    /// Topology domains of a label key: value → number of nodes.
-    pub fn topology_domains(&self, key: &str) -> Option<&BTreeMap<String, u32>> {
-        self.topology_domains.get(key)
+    /// Topology domains of a label key: its values, the nodes carrying
+    /// each, and each node's value; `None` when no node has the key.
+    pub fn topology_domains(&self, key: &str) -> Option<&Arc<KeyDomains>> {
+        self.topology.key(key)
+    }
+
+    /// Every label key's domains, to share with prepared per-pod state.
+    pub fn topology(&self) -> &Arc<TopologyIndex> {
+        &self.topology
     }
 
     pub fn counts(&self) -> ObjectCounts {
@@ -409,7 +440,7 @@ mod tests {
     fn topology_domains_count_nodes_per_value() {
         let s = sample();
         let zones = s.topology_domains("topology.kubernetes.io/zone").unwrap();
-        assert_eq!(zones["z1"], 2);
-        assert_eq!(zones["z2"], 1);
+        assert_eq!(zones.node_count(zones.id("z1").unwrap()), 2);
+        assert_eq!(zones.node_count(zones.id("z2").unwrap()), 1);
     }
 }

@@ -297,6 +297,25 @@ impl Pod {
             })
     }
 
+    /// True when every pod (anti-)affinity term looks only in the pod's own
+    /// namespace (no `namespaces`, no `namespaceSelector`), so the terms can
+    /// only ever select pods of that namespace.
+    pub fn pod_affinity_terms_stay_in_namespace(&self) -> bool {
+        [self.pod_affinity(), self.pod_anti_affinity()]
+            .into_iter()
+            .flatten()
+            .flat_map(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .iter()
+                    .chain(
+                        a.preferred_during_scheduling_ignored_during_execution
+                            .iter()
+                            .map(|w| &w.pod_affinity_term),
+                    )
+            })
+            .all(|t| t.namespaces.is_empty() && t.namespace_selector.is_none())
+    }
+
     pub fn has_required_anti_affinity(&self) -> bool {
         self.pod_anti_affinity().is_some_and(|a| {
             !a.required_during_scheduling_ignored_during_execution

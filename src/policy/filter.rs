@@ -17,6 +17,7 @@ use crate::config::SchedulingSettings;
 use crate::model::node::{Taint, untolerated_taint};
 use crate::model::{Node, Pod, Toleration};
 
+use super::domains::NodeAt;
 use super::node_affinity::{self, NodeAffinityFilter};
 use super::pod_affinity::{self, AffinityFilter};
 use super::topology_spread::{self, SpreadFilter};
@@ -58,6 +59,13 @@ impl PodFilters {
 
     /// The first failing rule for `node`, in upstream's order.
     pub fn check(&self, node: &Node) -> Verdict {
+        self.check_at(NodeAt::unindexed(node))
+    }
+
+    /// [`Self::check`] for a node whose index in the view may be known,
+    /// which makes every topology lookup an array access.
+    pub fn check_at(&self, at: NodeAt<'_>) -> Verdict {
+        let node = at.node;
         self.check_unschedulable(node)?;
         if let Some(taint) = untolerated_taint(&node.spec.taints, &self.tolerations) {
             return Err(Failure::unresolvable(format!(
@@ -69,10 +77,10 @@ impl PodFilters {
             f.filter(node)?;
         }
         if let Some(f) = &self.spread {
-            f.filter(node)?;
+            f.filter_at(at)?;
         }
         if let Some(f) = &self.pod_affinity {
-            f.filter(node)?;
+            f.filter_at(at)?;
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ pub mod priority_class;
 
 use std::fmt;
 
+pub mod domains;
 pub mod filter;
 pub mod node_affinity;
 pub mod prioritize;

@@ -18,8 +18,9 @@
 
 use crate::cluster::Snapshot;
 use crate::config::SchedulingSettings;
-use crate::model::{Node, Pod};
+use crate::model::Pod;
 
+use super::domains::NodeAt;
 use super::node_affinity;
 use super::pod_affinity;
 use super::topology_spread;
@@ -42,20 +43,20 @@ pub struct NodeScores {
 pub fn prioritize(
     snapshot: &Snapshot,
     pod: &Pod,
-    candidates: &[&Node],
+    candidates: &[NodeAt<'_>],
     settings: &SchedulingSettings,
 ) -> Result<Vec<NodeScores>, String> {
     let node_affinity = node_affinity::prepare_score(pod)
         .map_err(|e| format!("NodeAffinity: {e}"))?
         .map(|s| {
-            let raw: Vec<i64> = candidates.iter().map(|n| s.score(n)).collect();
+            let raw: Vec<i64> = candidates.iter().map(|n| s.score(n.node)).collect();
             node_affinity::NodeAffinityScore::normalize(&raw)
         });
     let pod_affinity =
         pod_affinity::prepare_score(snapshot, pod, settings.hard_pod_affinity_weight.0)
             .map_err(|e| format!("InterPodAffinity: {e}"))?
             .map(|s| {
-                let raw: Vec<i64> = candidates.iter().map(|n| s.score(n)).collect();
+                let raw: Vec<i64> = candidates.iter().map(|&n| s.score(n)).collect();
                 pod_affinity::normalize(&raw)
             });
     let spread = topology_spread::prepare_score(
@@ -66,7 +67,7 @@ pub fn prioritize(
     )
     .map_err(|e| format!("PodTopologySpread: {e}"))?
     .map(|s| {
-        let raw: Vec<i64> = candidates.iter().map(|n| s.score(n)).collect();
+        let raw: Vec<i64> = candidates.iter().map(|&n| s.score(n)).collect();
         s.normalize(candidates, &raw)
     });
 
@@ -207,7 +208,7 @@ mod tests {
             }
         }))
         .unwrap();
-        let refs: Vec<&Node> = nodes.iter().collect();
+        let refs: Vec<NodeAt<'_>> = nodes.iter().map(NodeAt::from).collect();
         let got = prioritize(&s, &pod, &refs, &SchedulingSettings::default()).unwrap();
         // a: affinity 100, spread 0 (one pod there); b: affinity 0, spread 100.
         assert_eq!(got[0].node_affinity, Some(100));

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Map, NodeIdx, Owners};
 use crate::model::{
-    MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
+    MapSelectorOwner, Namespace, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
 
 /// The node a pod runs on, when it is bound to a node the view knows.
@@ -15,21 +15,6 @@ pub(super) fn node_of(node_index: &Map<String, NodeIdx>, pod: &Pod) -> Option<No
         return None;
     }
     node_index.get(&pod.spec.node_name).copied()
-}
-
-/// Label key → value → number of nodes carrying it.
-pub(super) fn topology_domains_of(nodes: &[Arc<Node>]) -> Map<String, BTreeMap<String, u32>> {
-    let mut domains: Map<String, BTreeMap<String, u32>> = Map::default();
-    for node in nodes {
-        for (k, v) in &node.metadata.labels {
-            *domains
-                .entry(k.clone())
-                .or_default()
-                .entry(v.clone())
-                .or_default() += 1;
-        }
-    }
-    domains
 }
 
 pub(super) fn namespaces_by_name(namespaces: Vec<Arc<Namespace>>) -> Map<String, Arc<Namespace>> {

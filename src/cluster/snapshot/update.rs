@@ -9,9 +9,8 @@ use foldhash::HashSet;
 
 use super::indexes::{
     namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
-    topology_domains_of,
 };
-use super::{Map, NodeIdx, NodeInfo, PodRef, Snapshot};
+use super::{Map, NodeIdx, NodeInfo, PodRef, Snapshot, TopologyIndex};
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
@@ -43,7 +42,7 @@ impl PodChange {
     }
 }
 
-fn ptr(pod: &Arc<Pod>) -> usize {
+pub(super) fn ptr(pod: &Arc<Pod>) -> usize {
     Arc::as_ptr(pod) as usize
 }
 
@@ -91,33 +90,14 @@ impl Snapshot {
             }
         }
 
-        let removed_ptrs: HashSet<usize> = removed.iter().map(|r| ptr(&r.pod)).collect();
-        let touches_affinity = |f: fn(&Pod) -> bool| {
-            removed
-                .iter()
-                .chain(&added)
-                .any(|r| r.node.is_some() && f(&r.pod))
-        };
-        let with_affinity = if touches_affinity(Pod::has_pod_affinity_terms) {
-            refiltered(
-                &self.pods_with_affinity,
-                &removed_ptrs,
-                &added,
-                Pod::has_pod_affinity_terms,
-            )
-        } else {
-            self.pods_with_affinity.clone()
-        };
-        let with_required_anti = if touches_affinity(Pod::has_required_anti_affinity) {
-            refiltered(
-                &self.pods_with_required_anti_affinity,
-                &removed_ptrs,
-                &added,
-                Pod::has_required_anti_affinity,
-            )
-        } else {
-            self.pods_with_required_anti_affinity.clone()
-        };
+        let with_affinity =
+            self.pods_with_affinity
+                .with_changes(&removed, &added, Pod::has_pod_affinity_terms);
+        let with_required_anti = self.pods_with_required_anti_affinity.with_changes(
+            &removed,
+            &added,
+            Pod::has_required_anti_affinity,
+        );
 
         Snapshot {
             nodes: self.nodes_with_pods_moved(&removed, &added),
@@ -183,15 +163,15 @@ impl Snapshot {
             labels_changed |= info.node.metadata.labels != node.metadata.labels;
             info.node = node.clone();
         }
-        let topology_domains = if labels_changed {
+        let topology = if labels_changed {
             let all: Vec<Arc<Node>> = nodes.iter().map(|n| n.node.clone()).collect();
-            Arc::new(topology_domains_of(&all))
+            Arc::new(TopologyIndex::of(&all))
         } else {
-            self.topology_domains.clone()
+            self.topology.clone()
         };
         Some(Snapshot {
             nodes: nodes.into(),
-            topology_domains,
+            topology,
             ..self.clone()
         })
     }
@@ -236,21 +216,6 @@ impl Snapshot {
     }
 }
 
-/// `list` without the `removed` pods, plus the bound `added` pods that pass
-/// `keep`.
-fn refiltered(
-    list: &[PodRef],
-    removed: &HashSet<usize>,
-    added: &[PodRef],
-    keep: fn(&Pod) -> bool,
-) -> Arc<[PodRef]> {
-    list.iter()
-        .filter(|r| !removed.contains(&ptr(&r.pod)))
-        .chain(added.iter().filter(|r| r.node.is_some() && keep(&r.pod)))
-        .cloned()
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,9 +235,13 @@ mod tests {
             "status": {"phase": "Running"}
         });
         if anti {
+            // Pods of namespace "new" look across namespaces: both groups of
+            // the term-holder index are exercised.
+            let namespaces: Vec<&str> = if ns == "new" { vec!["shop"] } else { vec![] };
             v["spec"]["affinity"] = serde_json::json!({"podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}]}});
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone",
+                     "namespaces": namespaces}]}});
         }
         serde_json::from_value(v).unwrap()
     }
@@ -298,13 +267,8 @@ mod tests {
             .collect();
         nss.sort();
         out.extend(nss);
-        for list in [s.pods_with_affinity(), s.pods_with_required_anti_affinity()] {
-            let mut v: Vec<_> = list
-                .iter()
-                .map(|r| (r.pod.metadata.key(), r.node))
-                .collect();
-            v.sort();
-            out.push(format!("aff {v:?}"));
+        for holders in [&s.pods_with_affinity, &s.pods_with_required_anti_affinity] {
+            out.extend(holders.describe());
         }
         for (_, pods) in s.namespaces_with_pods() {
             for r in pods {
@@ -314,7 +278,10 @@ mod tests {
             }
         }
         out.push(format!("{:?}", s.counts()));
-        out.push(format!("{:?}", s.topology_domains("zone")));
+        let zones = s
+            .topology_domains("zone")
+            .map(|d| d.iter().collect::<std::collections::BTreeMap<_, _>>());
+        out.push(format!("{zones:?}"));
         out.join("\n")
     }
 
@@ -417,7 +384,8 @@ mod tests {
         let s = Snapshot::build(base_objects());
         let s2 = s.with_node_changes(&[Arc::new(node("b", "z2"))]).unwrap();
         let zones = s2.topology_domains("zone").unwrap();
-        assert_eq!((zones["z1"], zones["z2"]), (1, 2));
+        let count = |v| zones.node_count(zones.id(v).unwrap());
+        assert_eq!((count("z1"), count("z2")), (1, 2));
         assert_eq!(s2.node("b").unwrap().pods.len(), 1);
         assert!(
             s.with_node_changes(&[Arc::new(node("new", "z1"))])

@@ -4,14 +4,15 @@
 //!
 //! A [`DomainCounts`] is built once per incoming pod and then shared
 //! (`Arc`); what preemption adds or removes afterwards lives in a small
-//! [`Changes`] list next to it, so cloning the filter state per node stays
-//! cheap.
+//! [`Change`] list next to it, so cloning the filter state per node stays
+//! cheap. Domains are the snapshot's interned ones, so judging a node of
+//! the view is an array lookup per topology key.
 
 use std::sync::Arc;
 
+use crate::cluster::TopologyIndex;
 use crate::model::{Node, Pod};
-
-type Map<K, V> = foldhash::HashMap<K, V>;
+use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt};
 
 /// The pod behind a count and the index of the term it matched (the
 /// incoming pod's term, or the existing pod's own term for symmetry).
@@ -22,60 +23,80 @@ pub struct Witness {
 }
 
 #[derive(Debug, Clone, Default)]
-struct Domain {
+struct DomainEntry {
     count: i64,
     witnesses: Vec<Witness>,
 }
 
-/// (topologyKey → value → count) built during preparation.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
+struct KeyCounts {
+    lookup: KeyLookup,
+    domains: DomainTable<DomainEntry>,
+}
+
+/// (topologyKey → domain → count) built during preparation.
+#[derive(Debug, Clone)]
 pub struct DomainCounts {
-    by_key: Map<String, Map<String, Domain>>,
+    topology: Arc<TopologyIndex>,
+    by_key: Vec<KeyCounts>,
 }
 
 impl DomainCounts {
-    /// +`n` on (`key`, the node's value for `key`); a node without the key
-    /// adds nothing. `witness` is kept when the caller wants names in reasons.
-    pub fn add(&mut self, node: &Node, key: &str, n: i64, witness: Option<Witness>) {
-        let Some(value) = node.label(key) else {
-            return;
-        };
-        let values = match self.by_key.get_mut(key) {
-            Some(v) => v,
-            None => self.by_key.entry(key.to_string()).or_default(),
-        };
-        let domain = match values.get_mut(value) {
-            Some(d) => d,
-            None => values.entry(value.to_string()).or_default(),
-        };
-        domain.count += n;
-        domain.witnesses.extend(witness);
+    pub fn new(topology: &Arc<TopologyIndex>) -> Self {
+        Self {
+            topology: Arc::clone(topology),
+            by_key: Vec::new(),
+        }
     }
 
-    fn count(&self, key: &str, value: &str) -> i64 {
-        self.by_key
-            .get(key)
-            .and_then(|v| v.get(value))
-            .map_or(0, |d| d.count)
+    fn key(&self, key: &str) -> Option<&KeyCounts> {
+        self.by_key.iter().find(|k| k.lookup.key == key)
     }
 
-    fn witnesses(&self, key: &str, value: &str) -> &[Witness] {
-        self.by_key
-            .get(key)
-            .and_then(|v| v.get(value))
-            .map_or(&[][..], |d| &d.witnesses[..])
+    /// +`n` on the node's domain for `key`; a node without the key adds
+    /// nothing. `witness` is kept when the caller wants names in reasons.
+    pub fn add(&mut self, at: NodeAt<'_>, key: &str, n: i64, witness: Option<Witness>) {
+        let i = match self.by_key.iter().position(|k| k.lookup.key == key) {
+            Some(i) => i,
+            None => {
+                let lookup = KeyLookup::new(&self.topology, key);
+                let domains = DomainTable::new(&lookup);
+                self.by_key.push(KeyCounts { lookup, domains });
+                self.by_key.len() - 1
+            }
+        };
+        let k = &mut self.by_key[i];
+        if let Some(entry) = k.domains.entry(k.lookup.of(at), DomainEntry::default) {
+            entry.count += n;
+            entry.witnesses.extend(witness);
+        }
+    }
+
+    fn entry(&self, key: &str, at: NodeAt<'_>) -> Option<&DomainEntry> {
+        let k = self.key(key)?;
+        k.domains.get(k.lookup.of(at))
+    }
+
+    /// The count of a domain named by its value (for changes, which are few).
+    fn count_value(&self, key: &str, value: &str) -> i64 {
+        let Some(k) = self.key(key) else { return 0 };
+        let domain = match k.lookup.id(value) {
+            Some(id) => Domain::Known(id),
+            None => Domain::Unknown(value),
+        };
+        k.domains.get(domain).map_or(0, |d| d.count)
     }
 
     fn nonzero_domains(&self) -> usize {
         self.by_key
-            .values()
-            .flat_map(|v| v.values())
+            .iter()
+            .flat_map(|k| k.domains.values())
             .filter(|d| d.count != 0)
             .count()
     }
 
     fn keys(&self) -> impl Iterator<Item = &str> {
-        self.by_key.keys().map(String::as_str)
+        self.by_key.iter().map(|k| k.lookup.key.as_str())
     }
 }
 
@@ -89,7 +110,7 @@ struct Change {
 }
 
 /// Prepared counts plus the changes made since; cheap to clone.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LiveCounts {
     base: Arc<DomainCounts>,
     base_nonzero: usize,
@@ -118,14 +139,33 @@ impl LiveCounts {
         }
     }
 
-    pub fn count(&self, key: &str, value: &str) -> i64 {
-        self.base.count(key, value)
-            + self
-                .changes
-                .iter()
-                .filter(|c| c.key == key && c.value == value)
-                .map(|c| c.delta)
-                .sum::<i64>()
+    /// The count on the node's domain for `key`; 0 when it lacks the key.
+    pub fn count(&self, key: &str, at: NodeAt<'_>) -> i64 {
+        let base = self.base.entry(key, at).map_or(0, |d| d.count);
+        if self.changes.is_empty() {
+            return base;
+        }
+        let Some(value) = at.node.label(key) else {
+            return base;
+        };
+        base + self.changed(key, value)
+    }
+
+    fn changed(&self, key: &str, value: &str) -> i64 {
+        self.changes
+            .iter()
+            .filter(|c| c.key == key && c.value == value)
+            .map(|c| c.delta)
+            .sum()
+    }
+
+    /// The node's domain for `key`, interned when preparation counted the
+    /// key (only known domains can be cached by callers).
+    pub fn domain<'a>(&self, key: &str, at: NodeAt<'a>) -> Domain<'a> {
+        match self.base.key(key) {
+            Some(k) => k.lookup.of(at),
+            None => at.node.label(key).map_or(Domain::Missing, Domain::Unknown),
+        }
     }
 
     /// Upstream `len(map) == 0`: no domain holds a non-zero count.
@@ -138,8 +178,8 @@ impl LiveCounts {
             if seen {
                 continue;
             }
-            let before = self.base.count(&c.key, &c.value);
-            let after = self.count(&c.key, &c.value);
+            let before = self.base.count_value(&c.key, &c.value);
+            let after = before + self.changed(&c.key, &c.value);
             nonzero = nonzero + usize::from(after != 0) - usize::from(before != 0);
         }
         nonzero == 0
@@ -152,27 +192,25 @@ impl LiveCounts {
             .chain(self.changes.iter().map(|c| c.key.as_str()))
     }
 
-    /// A pod still counted on (`key`, `value`): a prepared one not removed
-    /// since, else one added since.
-    pub fn witness(&self, key: &str, value: &str) -> Option<&Witness> {
-        let here = |c: &&Change| c.key == key && c.value == value;
+    /// A pod still counted on the node's domain for `key`: a prepared one
+    /// not removed since, else one added since.
+    pub fn witness(&self, key: &str, at: NodeAt<'_>) -> Option<&Witness> {
+        let value = at.node.label(key);
+        let here = |c: &&Change| c.key == key && Some(c.value.as_str()) == value;
         let removed = |w: &Witness| {
             self.changes
                 .iter()
                 .filter(here)
                 .any(|c| c.delta < 0 && same_pod(&c.witness.pod, &w.pod))
         };
-        self.base
-            .witnesses(key, value)
-            .iter()
-            .find(|w| !removed(w))
-            .or_else(|| {
-                self.changes
-                    .iter()
-                    .filter(here)
-                    .find(|c| c.delta > 0)
-                    .map(|c| &c.witness)
-            })
+        let base = self.base.entry(key, at).map_or(&[][..], |d| &d.witnesses);
+        base.iter().find(|w| !removed(w)).or_else(|| {
+            self.changes
+                .iter()
+                .filter(here)
+                .find(|c| c.delta > 0)
+                .map(|c| &c.witness)
+        })
     }
 }
 

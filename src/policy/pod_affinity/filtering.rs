@@ -18,6 +18,7 @@ use super::terms::{Namespaces, PodTerms, Term, for_each_bound_pod, terms_selecti
 use crate::cluster::Snapshot;
 use crate::model::pod::PodAffinityTerm;
 use crate::model::{Labels, Node, Pod};
+use crate::policy::domains::{Domain, KeyLookup, NodeAt, ReasonCache};
 use crate::policy::{Failure, Verdict};
 
 /// Upstream `ErrReasonAffinityRulesNotMatch` (UnschedulableAndUnresolvable).
@@ -28,6 +29,11 @@ pub const REASON_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity r
 pub const REASON_EXISTING_ANTI_AFFINITY: &str =
     "node(s) didn't satisfy existing pods anti-affinity rules";
 
+/// [`ReasonCache`] slots: one range per check, a slot per term or key.
+const AFFINITY_SLOT: usize = 0;
+const ANTI_AFFINITY_SLOT: usize = 1 << 20;
+const EXISTING_SLOT: usize = 2 << 20;
+
 /// What never changes after preparation.
 #[derive(Debug)]
 struct Prepared {
@@ -37,6 +43,8 @@ struct Prepared {
     /// The pod matches all of its own required affinity terms (needed by
     /// the "first pod of a group" exception).
     matches_own_affinity: bool,
+    /// The topology key of each required affinity term.
+    affinity_keys: Vec<KeyLookup>,
 }
 
 /// The per-pod filter state. Cloning shares the prepared tables; only
@@ -47,6 +55,8 @@ pub struct AffinityFilter {
     affinity: LiveCounts,
     anti_affinity: LiveCounts,
     existing_anti_affinity: LiveCounts,
+    /// Failure texts per (term or key, domain); see [`ReasonCache`].
+    reasons: ReasonCache,
 }
 
 /// Prepare the filter for `pod`. `Ok(None)`: the rule does not apply (the
@@ -69,16 +79,23 @@ pub fn prepare_filter(snapshot: &Snapshot, pod: &Pod) -> Result<Option<AffinityF
     let affinity = affinity_counts(snapshot, &terms.required_affinity);
     let anti_affinity = anti_affinity_counts(snapshot, &terms.required_anti_affinity);
     let matches_own_affinity = matches_all(&terms.required_affinity, pod);
+    let affinity_keys = terms
+        .required_affinity
+        .iter()
+        .map(|t| KeyLookup::new(snapshot.topology(), &t.topology_key))
+        .collect();
     Ok(Some(AffinityFilter {
         prepared: Arc::new(Prepared {
             pod: pod.clone(),
             terms,
             namespace_labels,
             matches_own_affinity,
+            affinity_keys,
         }),
         affinity: LiveCounts::new(affinity),
         anti_affinity: LiveCounts::new(anti_affinity),
         existing_anti_affinity: existing,
+        reasons: ReasonCache::default(),
     }))
 }
 
@@ -88,28 +105,27 @@ fn matches_all(terms: &[Term], pod: &Pod) -> bool {
 }
 
 fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
-    let mut counts = DomainCounts::default();
+    let mut counts = DomainCounts::new(snapshot.topology());
     if terms.is_empty() {
         return counts;
     }
-    // A counted pod must match every term, so the narrowest term's
-    // namespaces are enough to look in.
-    let scope = terms
-        .iter()
-        .filter_map(|t| match &t.namespaces {
-            Namespaces::Listed(n) => Some(n),
-            Namespaces::All => None,
-        })
-        .min_by_key(|n| {
-            n.iter()
-                .map(|ns| snapshot.pods_in_namespace(ns).len())
-                .sum::<usize>()
-        });
-    let scope = scope.map_or(Namespaces::All, |n| Namespaces::Listed(n.clone()));
-    for_each_bound_pod(snapshot, &scope, |node, pod| {
+    // A counted pod must match every term, so the pods the narrowest term
+    // may select are enough to look at.
+    let pods_in = |t: &Term| match &t.namespaces {
+        Namespaces::Listed(n) => n
+            .iter()
+            .map(|ns| snapshot.pods_in_namespace(ns).len())
+            .sum::<usize>(),
+        Namespaces::All => usize::MAX,
+    };
+    let Some(narrowest) = terms.iter().min_by_key(|t| pods_in(t)) else {
+        return counts;
+    };
+    let (scope, selector) = (&narrowest.namespaces, narrowest.selector.as_ref());
+    for_each_bound_pod(snapshot, scope, selector, |at, pod| {
         if matches_all(terms, pod) {
             for t in terms {
-                counts.add(node, &t.topology_key, 1, None);
+                counts.add(at, &t.topology_key, 1, None);
             }
         }
     });
@@ -117,15 +133,15 @@ fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
 }
 
 fn anti_affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
-    let mut counts = DomainCounts::default();
+    let mut counts = DomainCounts::new(snapshot.topology());
     for (i, t) in terms.iter().enumerate() {
-        for_each_bound_pod(snapshot, &t.namespaces, |node, pod| {
+        for_each_bound_pod(snapshot, &t.namespaces, t.selector.as_ref(), |at, pod| {
             if t.matches(pod) {
                 let witness = Witness {
                     pod: pod.clone(),
                     term: i,
                 };
-                counts.add(node, &t.topology_key, 1, Some(witness));
+                counts.add(at, &t.topology_key, 1, Some(witness));
             }
         });
     }
@@ -153,17 +169,17 @@ fn existing_anti_affinity_counts(
     incoming: &Pod,
     incoming_ns_labels: &Labels,
 ) -> DomainCounts {
-    let mut counts = DomainCounts::default();
+    let mut counts = DomainCounts::new(snapshot.topology());
     let nodes = snapshot.nodes();
-    for r in snapshot.pods_with_required_anti_affinity() {
+    for r in snapshot.pods_with_required_anti_affinity_for(&incoming.metadata.namespace) {
         let Some(i) = r.node else { continue };
-        let node = &nodes[i as usize].node;
+        let at = NodeAt::indexed(&nodes[i as usize].node, i);
         for (term, t) in existing_terms_selecting(&r.pod, incoming, incoming_ns_labels) {
             let witness = Witness {
                 pod: r.pod.clone(),
                 term,
             };
-            counts.add(node, &t.topology_key, 1, Some(witness));
+            counts.add(at, &t.topology_key, 1, Some(witness));
         }
     }
     counts
@@ -173,56 +189,74 @@ impl AffinityFilter {
     /// Whether the incoming pod may run on `node` as far as pod
     /// (anti-)affinity goes.
     pub fn filter(&self, node: &Node) -> Verdict {
-        self.check_affinity(node)?;
-        self.check_anti_affinity(node)?;
-        self.check_existing_anti_affinity(node)
+        self.filter_at(NodeAt::unindexed(node))
+    }
+
+    /// [`Self::filter`] with the node's index in the view when known.
+    pub fn filter_at(&self, at: NodeAt<'_>) -> Verdict {
+        self.check_affinity(at)?;
+        self.check_anti_affinity(at)?;
+        self.check_existing_anti_affinity(at)
     }
 
     /// Upstream `satisfyPodAffinity`.
-    fn check_affinity(&self, node: &Node) -> Verdict {
+    fn check_affinity(&self, at: NodeAt<'_>) -> Verdict {
         let mut empty_domain = None;
-        for t in &self.prepared.terms.required_affinity {
-            let key = t.topology_key.as_str();
-            let Some(value) = node.label(key) else {
+        let prepared = &self.prepared;
+        for (i, lookup) in prepared.affinity_keys.iter().enumerate() {
+            let key = lookup.key.as_str();
+            let domain = lookup.of(at);
+            if domain == Domain::Missing {
                 return Err(Failure::unresolvable(format!(
                     "{REASON_AFFINITY}: node has no label {key}"
                 )));
-            };
-            if empty_domain.is_none() && self.affinity.count(key, value) <= 0 {
-                empty_domain = Some((key, value));
+            }
+            if empty_domain.is_none() && self.affinity.count(key, at) <= 0 {
+                empty_domain = Some((i, domain));
             }
         }
-        let Some((key, value)) = empty_domain else {
+        let Some((i, domain)) = empty_domain else {
             return Ok(());
         };
         // The first pod of a group that selects itself may start anywhere
         // that has the keys, as long as no pod matches yet.
-        if self.affinity.is_empty() && self.prepared.matches_own_affinity {
+        if self.affinity.is_empty() && prepared.matches_own_affinity {
             return Ok(());
         }
-        Err(Failure::unresolvable(format!(
-            "{REASON_AFFINITY}: no pod matching all affinity terms in {key}={value}"
+        let lookup = &prepared.affinity_keys[i];
+        Err(Failure::unresolvable(self.reasons.get_or(
+            AFFINITY_SLOT + i,
+            domain,
+            || {
+                format!(
+                    "{REASON_AFFINITY}: no pod matching all affinity terms in {}={}",
+                    lookup.key,
+                    lookup.value(domain)
+                )
+            },
         )))
     }
 
     /// Upstream `satisfyPodAntiAffinity`: per term; a node without the
     /// term's key passes it.
-    fn check_anti_affinity(&self, node: &Node) -> Verdict {
+    fn check_anti_affinity(&self, at: NodeAt<'_>) -> Verdict {
         let terms = &self.prepared.terms.required_anti_affinity;
-        for t in terms {
+        for (i, t) in terms.iter().enumerate() {
             let key = t.topology_key.as_str();
-            let Some(value) = node.label(key) else {
-                continue;
-            };
-            if self.anti_affinity.count(key, value) > 0 {
-                let culprit = self
-                    .anti_affinity
-                    .witness(key, value)
-                    .map(|w| format!("pod {} ({}) in ", w.pod.metadata.key(), terms[w.term]));
-                return Err(Failure::unschedulable(format!(
-                    "{REASON_ANTI_AFFINITY}: {}{key}={value}",
-                    culprit.unwrap_or_default()
-                )));
+            if self.anti_affinity.count(key, at) > 0 {
+                let domain = self.anti_affinity.domain(key, at);
+                let reason = self.reasons.get_or(ANTI_AFFINITY_SLOT + i, domain, || {
+                    let value = at.node.label(key).unwrap_or_default();
+                    let culprit = self
+                        .anti_affinity
+                        .witness(key, at)
+                        .map(|w| format!("pod {} ({}) in ", w.pod.metadata.key(), terms[w.term]));
+                    format!(
+                        "{REASON_ANTI_AFFINITY}: {}{key}={value}",
+                        culprit.unwrap_or_default()
+                    )
+                });
+                return Err(Failure::unschedulable(reason));
             }
         }
         Ok(())
@@ -230,23 +264,26 @@ impl AffinityFilter {
 
     /// Upstream `satisfyExistingPodsAntiAffinity`: any label pair of the
     /// node that an existing pod's anti-affinity term has claimed.
-    fn check_existing_anti_affinity(&self, node: &Node) -> Verdict {
-        for key in self.existing_anti_affinity.keys() {
-            let Some(value) = node.label(key) else {
-                continue;
-            };
-            if self.existing_anti_affinity.count(key, value) > 0 {
-                let culprit = self.existing_anti_affinity.witness(key, value).map(|w| {
-                    let selector = required_anti_terms(&w.pod)
-                        .get(w.term)
-                        .and_then(|t| t.label_selector.as_ref())
-                        .map_or_else(|| "<none>".to_string(), ToString::to_string);
-                    format!("pod {} ({selector}) in ", w.pod.metadata.key())
+    fn check_existing_anti_affinity(&self, at: NodeAt<'_>) -> Verdict {
+        let existing = &self.existing_anti_affinity;
+        for (i, key) in existing.keys().enumerate() {
+            if existing.count(key, at) > 0 {
+                let domain = existing.domain(key, at);
+                let reason = self.reasons.get_or(EXISTING_SLOT + i, domain, || {
+                    let value = at.node.label(key).unwrap_or_default();
+                    let culprit = existing.witness(key, at).map(|w| {
+                        let selector = required_anti_terms(&w.pod)
+                            .get(w.term)
+                            .and_then(|t| t.label_selector.as_ref())
+                            .map_or_else(|| "<none>".to_string(), ToString::to_string);
+                        format!("pod {} ({selector}) in ", w.pod.metadata.key())
+                    });
+                    format!(
+                        "{REASON_EXISTING_ANTI_AFFINITY}: {}{key}={value}",
+                        culprit.unwrap_or_default()
+                    )
                 });
-                return Err(Failure::unschedulable(format!(
-                    "{REASON_EXISTING_ANTI_AFFINITY}: {}{key}={value}",
-                    culprit.unwrap_or_default()
-                )));
+                return Err(Failure::unschedulable(reason));
             }
         }
         Ok(())
@@ -265,6 +302,7 @@ impl AffinityFilter {
 
     fn update(&mut self, existing: &Pod, node: &Node, delta: i64) {
         let prepared = Arc::clone(&self.prepared);
+        self.reasons.clear();
         let mut shared: Option<Arc<Pod>> = None;
         let mut witness = |term: usize| Witness {
             pod: shared

@@ -6,6 +6,7 @@
 use super::test_support::*;
 use super::*;
 use crate::model::{Namespace, Node, Pod};
+use crate::policy::domains::NodeAt;
 use crate::policy::{Code, Verdict};
 
 const NS: &str = "default";
@@ -55,7 +56,17 @@ fn run(cases: Vec<Case>) {
         let got: Vec<Want> = c
             .nodes
             .iter()
-            .map(|n| filter.as_ref().map_or(Pass, |f| outcome(f.filter(n))))
+            .map(|n| {
+                filter.as_ref().map_or(Pass, |f| {
+                    // The view's node by index and the request's object by
+                    // labels must give the same verdict.
+                    let idx = s.node_idx(n.name()).unwrap();
+                    let indexed = f.filter_at(NodeAt::indexed(&s.nodes()[idx as usize].node, idx));
+                    let by_labels = f.filter(n);
+                    assert_eq!(indexed, by_labels, "{}: {}", c.name, n.name());
+                    outcome(by_labels)
+                })
+            })
             .collect();
         assert_eq!(got, c.want, "{}", c.name);
     }

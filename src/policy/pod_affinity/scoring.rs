@@ -9,20 +9,22 @@
 //! Existing pods' required anti-affinity plays no part in scoring.
 //! A node's raw score is the sum over the keys it carries.
 
-use super::terms::{PodTerms, WeightedTerm, for_each_bound_pod, terms_selecting};
-use crate::cluster::Snapshot;
-use crate::model::pod::{PodAffinityTerm, WeightedPodAffinityTerm};
-use crate::model::{Labels, Node, Pod};
+use std::sync::Arc;
 
-type Map<K, V> = foldhash::HashMap<K, V>;
+use super::terms::{PodTerms, WeightedTerm, for_each_bound_pod, terms_selecting};
+use crate::cluster::{Snapshot, TopologyIndex};
+use crate::model::pod::{PodAffinityTerm, WeightedPodAffinityTerm};
+use crate::model::{Labels, Pod};
+use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt};
 
 /// Upstream `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: f64 = 100.0;
 
-/// The per-pod score state: topologyKey → value → summed weight.
-#[derive(Debug, Clone, Default)]
+/// The per-pod score state: topologyKey → domain → summed weight.
+#[derive(Debug, Clone)]
 pub struct AffinityScore {
-    by_key: Map<String, Map<String, i64>>,
+    topology: Arc<TopologyIndex>,
+    by_key: Vec<(KeyLookup, DomainTable<i64>)>,
 }
 
 /// Prepare scoring for `pod`. `Ok(None)`: nothing to prefer anywhere
@@ -38,24 +40,32 @@ pub fn prepare_score(
         .namespace_labels(&pod.metadata.namespace)
         .cloned()
         .unwrap_or_default();
-    let mut score = AffinityScore::default();
+    let mut score = AffinityScore {
+        topology: Arc::clone(snapshot.topology()),
+        by_key: Vec::new(),
+    };
     for (group, sign) in [
         (&terms.preferred_affinity, 1),
         (&terms.preferred_anti_affinity, -1),
     ] {
         for WeightedTerm { term, weight } in group {
-            for_each_bound_pod(snapshot, &term.namespaces, |node, existing| {
-                if term.matches(existing) {
-                    score.add(node, &term.topology_key, i64::from(*weight) * sign);
-                }
-            });
+            for_each_bound_pod(
+                snapshot,
+                &term.namespaces,
+                term.selector.as_ref(),
+                |at, existing| {
+                    if term.matches(existing) {
+                        score.add(at, &term.topology_key, i64::from(*weight) * sign);
+                    }
+                },
+            );
         }
     }
     let nodes = snapshot.nodes();
-    for r in snapshot.pods_with_affinity() {
+    for r in snapshot.pods_with_affinity_for(&pod.metadata.namespace) {
         let Some(i) = r.node else { continue };
         score.add_existing_pod_terms(
-            &nodes[i as usize].node,
+            NodeAt::indexed(&nodes[i as usize].node, i),
             &r.pod,
             pod,
             &namespace_labels,
@@ -66,19 +76,22 @@ pub fn prepare_score(
 }
 
 impl AffinityScore {
-    fn add(&mut self, node: &Node, key: &str, weight: i64) {
-        let Some(value) = node.label(key) else {
-            return;
-        };
-        let values = match self.by_key.get_mut(key) {
-            Some(v) => v,
-            None => self.by_key.entry(key.to_string()).or_default(),
-        };
-        match values.get_mut(value) {
-            Some(w) => *w += weight,
+    fn add(&mut self, at: NodeAt<'_>, key: &str, weight: i64) {
+        let i = match self.by_key.iter().position(|(k, _)| k.key == key) {
+            Some(i) => i,
             None => {
-                values.insert(value.to_string(), weight);
+                let lookup = KeyLookup::new(&self.topology, key);
+                if lookup.of(at) == Domain::Missing {
+                    return;
+                }
+                let table = DomainTable::new(&lookup);
+                self.by_key.push((lookup, table));
+                self.by_key.len() - 1
             }
+        };
+        let (lookup, table) = &mut self.by_key[i];
+        if let Some(w) = table.entry(lookup.of(at), || 0) {
+            *w += weight;
         }
     }
 
@@ -86,7 +99,7 @@ impl AffinityScore {
     /// that select the incoming pod.
     fn add_existing_pod_terms(
         &mut self,
-        node: &Node,
+        node: NodeAt<'_>,
         existing: &Pod,
         incoming: &Pod,
         incoming_ns_labels: &Labels,
@@ -131,10 +144,10 @@ impl AffinityScore {
     }
 
     /// The raw score of `node`: the summed weights of the domains it is in.
-    pub fn score(&self, node: &Node) -> i64 {
+    pub fn score(&self, at: NodeAt<'_>) -> i64 {
         self.by_key
             .iter()
-            .filter_map(|(key, values)| values.get(node.label(key)?))
+            .filter_map(|(lookup, table)| table.get(lookup.of(at)))
             .sum()
     }
 }

@@ -8,6 +8,7 @@ use super::test_support::*;
 use super::*;
 use crate::model::pod::PodAffinityTerm;
 use crate::model::{Namespace, Node, Pod};
+use crate::policy::domains::NodeAt;
 
 const NS: &str = "default";
 
@@ -35,8 +36,20 @@ fn run(cases: Vec<Case>) {
         let s = snapshot(c.nodes.clone(), c.pods, namespaces());
         let prepared =
             prepare_score(&s, &c.pod, c.hard_weight).unwrap_or_else(|e| panic!("{}: {e}", c.name));
-        let got =
-            prepared.map(|sc| normalize(&c.nodes.iter().map(|n| sc.score(n)).collect::<Vec<_>>()));
+        let got = prepared.map(|sc| {
+            let raw: Vec<i64> = c
+                .nodes
+                .iter()
+                .map(|n| {
+                    let idx = s.node_idx(n.name()).unwrap();
+                    let indexed = sc.score(NodeAt::indexed(&s.nodes()[idx as usize].node, idx));
+                    let by_labels = sc.score(n.into());
+                    assert_eq!(indexed, by_labels, "{}: {}", c.name, n.name());
+                    by_labels
+                })
+                .collect();
+            normalize(&raw)
+        });
         assert_eq!(got, c.want, "{}", c.name);
     }
 }
@@ -441,8 +454,8 @@ fn raw_scores_sum_weights_over_the_keys_a_node_carries() {
         .build();
     let sc = prepare_score(&s, &incoming, 7).unwrap().unwrap();
     // n1: 10 (hostname) + 3 (zone) + 7 (peer's required term, zone); n2: 3 + 7.
-    assert_eq!(sc.score(&s.nodes()[0].node), 20);
-    assert_eq!(sc.score(&s.nodes()[1].node), 10);
+    assert_eq!(sc.score(NodeAt::indexed(&s.nodes()[0].node, 0)), 20);
+    assert_eq!(sc.score(NodeAt::indexed(&s.nodes()[1].node, 1)), 10);
 }
 
 #[test]
@@ -505,6 +518,6 @@ fn existing_pod_preferred_group_with_an_unparsable_term_is_dropped() {
     let sc = prepare_score(&s, &p("in").labels(S1).build(), 1)
         .unwrap()
         .unwrap();
-    assert_eq!(sc.score(&s.nodes()[0].node), 0);
-    assert_eq!(sc.score(&s.nodes()[1].node), 5);
+    assert_eq!(sc.score(NodeAt::indexed(&s.nodes()[0].node, 0)), 0);
+    assert_eq!(sc.score(NodeAt::indexed(&s.nodes()[1].node, 1)), 5);
 }

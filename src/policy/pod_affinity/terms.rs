@@ -23,10 +23,11 @@ use std::fmt;
 
 use std::sync::Arc;
 
-use crate::cluster::{PodRef, Snapshot};
+use crate::cluster::Snapshot;
 use crate::model::pod::{PodAffinity, PodAffinityTerm, WeightedPodAffinityTerm};
 use crate::model::selector::SelectorOperator;
-use crate::model::{LabelSelector, Labels, Node, Pod};
+use crate::model::{LabelSelector, Labels, Pod};
+use crate::policy::domains::NodeAt;
 
 /// The namespaces an incoming pod's term looks in, once its
 /// namespaceSelector is resolved.
@@ -184,25 +185,29 @@ impl Term {
     }
 }
 
-/// Call `f` for every pod bound to a node of the view in `namespaces`.
-pub fn for_each_bound_pod(
-    snapshot: &Snapshot,
+/// Call `f` for every pod bound to a node of the view in `namespaces` that
+/// `selector` may select (a superset: `f` still checks); a missing selector
+/// selects nothing.
+pub fn for_each_bound_pod<'a>(
+    snapshot: &'a Snapshot,
     namespaces: &Namespaces,
-    mut f: impl FnMut(&Node, &Arc<Pod>),
+    selector: Option<&LabelSelector>,
+    mut f: impl FnMut(NodeAt<'a>, &'a Arc<Pod>),
 ) {
+    let Some(selector) = selector else { return };
     let nodes = snapshot.nodes();
-    let mut visit = |pods: &[PodRef]| {
-        for r in pods {
+    let mut visit = |ns: &str| {
+        for r in snapshot.pods_maybe_selected(ns, selector) {
             if let Some(i) = r.node {
-                f(&nodes[i as usize].node, &r.pod);
+                f(NodeAt::indexed(&nodes[i as usize].node, i), &r.pod);
             }
         }
     };
     match namespaces {
-        Namespaces::All => snapshot.namespaces_with_pods().for_each(|(_, p)| visit(p)),
-        Namespaces::Listed(names) => names
-            .iter()
-            .for_each(|n| visit(snapshot.pods_in_namespace(n))),
+        Namespaces::All => snapshot
+            .namespaces_with_pods()
+            .for_each(|(ns, _)| visit(ns)),
+        Namespaces::Listed(names) => names.iter().for_each(|n| visit(n)),
     }
 }
 

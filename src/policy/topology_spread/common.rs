@@ -3,17 +3,23 @@
 //! select it), which nodes take part, which pods are counted, and the
 //! per-node domain assignment over the whole cluster.
 
-use crate::cluster::Snapshot;
+use crate::cluster::{NodeIdx, PodRef, Snapshot};
 use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::node::untolerated_taint;
 use crate::model::pod::TopologySpreadConstraint;
 use crate::model::selector::{LabelSelectorRequirement, SelectorOperator};
 use crate::model::{LabelSelector, Node, Pod, Toleration};
+use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt};
 use crate::policy::node_affinity::RequiredNodeAffinity;
 
 pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
 pub const DO_NOT_SCHEDULE: &str = "DoNotSchedule";
 pub const SCHEDULE_ANYWAY: &str = "ScheduleAnyway";
+
+/// In [`count_cluster`]'s per-node table: no domain for this node.
+const NO_DOMAIN: u32 = u32::MAX;
+/// In [`count_cluster`]'s per-node table: the "" value no view node carries.
+const EMPTY_UNKNOWN: u32 = u32::MAX - 1;
 
 /// A constraint with its selector resolved (matchLabelKeys merged, or the
 /// default selector) and its defaults applied.
@@ -189,6 +195,20 @@ impl Constraint {
         }
     }
 
+    /// The pods of `namespace` this constraint may count (a superset;
+    /// [`Self::counts`] decides): none without a selector.
+    pub fn candidates<'a>(
+        &self,
+        snapshot: &'a Snapshot,
+        namespace: &str,
+    ) -> impl Iterator<Item = &'a PodRef> + 'a {
+        let candidates = match &self.selector {
+            Some(s) if !s.is_empty() => Some(snapshot.pods_maybe_selected(namespace, s)),
+            _ => None,
+        };
+        candidates.into_iter().flatten()
+    }
+
     /// Whether the incoming pod matches its own selector (adds 1 to skew).
     pub fn selects(&self, pod: &Pod) -> bool {
         self.selector
@@ -216,72 +236,113 @@ pub fn has_all_keys(node: &Node, constraints: &[Constraint]) -> bool {
         .all(|c| node.metadata.labels.contains_key(&c.topology_key))
 }
 
-/// Interned topology values of one constraint and their pod counts.
-#[derive(Debug, Clone, Default)]
-pub struct DomainCounts {
-    ids: foldhash::HashMap<String, u32>,
-    pub counts: Vec<i64>,
-}
-
-impl DomainCounts {
-    pub fn register(&mut self, value: &str) -> u32 {
-        if let Some(&id) = self.ids.get(value) {
-            return id;
-        }
-        let id = self.counts.len() as u32;
-        self.ids.insert(value.to_string(), id);
-        self.counts.push(0);
-        id
-    }
-
-    pub fn id(&self, value: &str) -> Option<u32> {
-        self.ids.get(value).copied()
-    }
-
-    pub fn count(&self, value: &str) -> Option<i64> {
-        self.id(value).map(|id| self.counts[id as usize])
-    }
-
-    /// Number of registered domains.
-    pub fn domain_count(&self) -> usize {
-        self.counts.len()
-    }
+/// A node of the view carrying every topology key of `constraints`.
+pub fn has_all_keys_at(at: NodeAt<'_>, keys: &[KeyLookup]) -> bool {
+    keys.iter().all(|k| k.of(at) != Domain::Missing)
 }
 
 /// Counts matching pods into the domains of every cluster node that takes
 /// part (`takes_part`), for each constraint whose inclusion policies the
-/// node passes. `domain` picks (and may register) the node's domain for a
-/// constraint. Returns each constraint's domain per [`NodeIdx`].
+/// node passes. With `register`, such a node's domain enters the table;
+/// without, pods count only in domains already there (scoring registers
+/// the candidates' domains first).
 pub fn count_cluster(
     snapshot: &Snapshot,
     pod: &Pod,
     constraints: &[Constraint],
-    takes_part: impl Fn(&Node) -> bool,
-    mut domain: impl FnMut(&Constraint, &Node, &mut DomainCounts) -> Option<u32>,
-    domains: &mut [DomainCounts],
+    keys: &[KeyLookup],
+    takes_part: impl Fn(NodeAt<'_>) -> bool,
+    register: bool,
+    counts: &mut [DomainTable<i64>],
 ) {
     let nodes = snapshot.nodes();
     let required = RequiredNodeAffinity::of(pod);
-    let mut node_domains = vec![vec![None; nodes.len()]; constraints.len()];
+    let tolerations = &pod.spec.tolerations;
+    let every_node_takes_part = keys.iter().all(|k| k.on_every_node(nodes.len()))
+        && constraints
+            .iter()
+            .all(|c| !c.honor_node_taints && (!c.honor_node_affinity || !required.is_set()));
+    if every_node_takes_part {
+        count_every_node(snapshot, pod, constraints, keys, register, counts);
+        return;
+    }
+    // Per constraint and node: the domain its pods count in.
+    let mut node_domains = vec![vec![NO_DOMAIN; nodes.len()]; constraints.len()];
     for (idx, info) in nodes.iter().enumerate() {
-        let node = &*info.node;
-        if !takes_part(node) {
+        let at = NodeAt::indexed(&info.node, idx as NodeIdx);
+        if !takes_part(at) {
             continue;
         }
         for (c, constraint) in constraints.iter().enumerate() {
-            if constraint.includes_node(node, &pod.spec.tolerations, &required) {
-                node_domains[c][idx] = domain(constraint, node, &mut domains[c]);
+            // Upstream reads `node.Labels[key]`: a node without the key
+            // counts in the "" domain when scoring registered it.
+            let domain = match keys[c].of(at) {
+                Domain::Missing if register => continue,
+                Domain::Missing => keys[c].empty_value(),
+                d => d,
+            };
+            if !constraint.includes_node(&info.node, tolerations, &required) {
+                continue;
             }
+            let table = &mut counts[c];
+            if register {
+                table.entry(domain, || 0);
+            } else if table.get(domain).is_none() {
+                continue;
+            }
+            node_domains[c][idx] = match domain {
+                Domain::Known(d) => d,
+                _ => EMPTY_UNKNOWN,
+            };
         }
     }
     let namespace = &pod.metadata.namespace;
-    for r in snapshot.pods_in_namespace(namespace) {
-        let Some(idx) = r.node else { continue };
-        for (c, constraint) in constraints.iter().enumerate() {
-            if let Some(d) = node_domains[c][idx as usize]
+    for (c, constraint) in constraints.iter().enumerate() {
+        for r in constraint.candidates(snapshot, namespace) {
+            let Some(idx) = r.node else { continue };
+            let domain = match node_domains[c][idx as usize] {
+                NO_DOMAIN => continue,
+                EMPTY_UNKNOWN => Domain::Unknown(""),
+                d => Domain::Known(d),
+            };
+            if constraint.counts(&r.pod, namespace)
+                && let Some(n) = counts[c].entry(domain, || 0)
+            {
+                *n += 1;
+            }
+        }
+    }
+}
+
+/// [`count_cluster`] when every node carries every key and no inclusion
+/// policy can exclude a node: each key's domains are all of the view's
+/// values, and a pod's domain is read straight from the index.
+fn count_every_node(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    constraints: &[Constraint],
+    keys: &[KeyLookup],
+    register: bool,
+    counts: &mut [DomainTable<i64>],
+) {
+    if register {
+        for (key, table) in keys.iter().zip(counts.iter_mut()) {
+            for id in 0..key.known_len() {
+                table.entry(Domain::Known(id as u32), || 0);
+            }
+        }
+    }
+    let nodes = snapshot.nodes();
+    let namespace = &pod.metadata.namespace;
+    for (c, constraint) in constraints.iter().enumerate() {
+        for r in constraint.candidates(snapshot, namespace) {
+            let Some(idx) = r.node else { continue };
+            let at = NodeAt::indexed(&nodes[idx as usize].node, idx);
+            let domain = keys[c].of(at);
+            if let Some(n) = counts[c].get_mut(domain)
                 && constraint.counts(&r.pod, namespace)
             {
-                domains[c].counts[d as usize] += 1;
+                *n += 1;
             }
         }
     }

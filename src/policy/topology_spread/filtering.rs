@@ -12,11 +12,12 @@ use std::sync::Arc;
 use crate::cluster::Snapshot;
 use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::{Node, Pod, Toleration};
+use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt, ReasonCache};
 use crate::policy::node_affinity::RequiredNodeAffinity;
 use crate::policy::{Failure, Verdict};
 
 use super::common::{
-    Constraint, DO_NOT_SCHEDULE, DomainCounts, constraints_for, count_cluster, has_all_keys,
+    Constraint, DO_NOT_SCHEDULE, constraints_for, count_cluster, has_all_keys, has_all_keys_at,
 };
 
 pub const REASON: &str = "node(s) didn't match pod topology spread constraints";
@@ -25,6 +26,7 @@ pub const REASON: &str = "node(s) didn't match pod topology spread constraints";
 #[derive(Debug)]
 struct Incoming {
     constraints: Vec<Constraint>,
+    keys: Vec<KeyLookup>,
     self_match: Vec<bool>,
     namespace: String,
     required: RequiredNodeAffinity,
@@ -34,10 +36,13 @@ struct Incoming {
 #[derive(Debug, Clone)]
 pub struct SpreadFilter {
     incoming: Arc<Incoming>,
-    domains: Vec<DomainCounts>,
+    /// Per constraint, matching pods per registered domain.
+    counts: Vec<DomainTable<i64>>,
     /// Per constraint, how many domains hold each count: the smallest key is
-    /// the global minimum, kept exact under add/remove.
+    /// the global minimum and the sum the number of domains, kept exact
+    /// under add/remove.
     histogram: Vec<BTreeMap<i64, u32>>,
+    reasons: ReasonCache,
 }
 
 /// `None` when the pod has no hard constraints (explicit or default);
@@ -51,20 +56,25 @@ pub fn prepare_filter(
     if constraints.is_empty() {
         return Ok(None);
     }
-    let mut domains = vec![DomainCounts::default(); constraints.len()];
+    let keys: Vec<KeyLookup> = constraints
+        .iter()
+        .map(|c| KeyLookup::new(snapshot.topology(), &c.topology_key))
+        .collect();
+    let mut counts: Vec<DomainTable<i64>> = keys.iter().map(DomainTable::new).collect();
     count_cluster(
         snapshot,
         pod,
         &constraints,
-        |node| has_all_keys(node, &constraints),
-        |c, node, d| node.label(&c.topology_key).map(|v| d.register(v)),
-        &mut domains,
+        &keys,
+        |at| has_all_keys_at(at, &keys),
+        true,
+        &mut counts,
     );
-    let histogram = domains
+    let histogram = counts
         .iter()
         .map(|d| {
             let mut h = BTreeMap::new();
-            for &c in &d.counts {
+            for &c in d.values() {
                 *h.entry(c).or_insert(0) += 1;
             }
             h
@@ -74,33 +84,49 @@ pub fn prepare_filter(
         incoming: Arc::new(Incoming {
             self_match: constraints.iter().map(|c| c.selects(pod)).collect(),
             constraints,
+            keys,
             namespace: pod.metadata.namespace.clone(),
             required: RequiredNodeAffinity::of(pod),
             tolerations: pod.spec.tolerations.clone(),
         }),
-        domains,
+        counts,
         histogram,
+        reasons: ReasonCache::default(),
     }))
 }
 
 impl SpreadFilter {
     pub fn filter(&self, node: &Node) -> Verdict {
+        self.filter_at(NodeAt::unindexed(node))
+    }
+
+    pub fn filter_at(&self, at: NodeAt<'_>) -> Verdict {
         let incoming = &self.incoming;
         for (i, c) in incoming.constraints.iter().enumerate() {
-            let Some(value) = node.label(&c.topology_key) else {
+            let key = &incoming.keys[i];
+            let domain = key.of(at);
+            if domain == Domain::Missing {
                 return Err(Failure::unresolvable(format!(
                     "{REASON} (missing required label {})",
                     c.topology_key
                 )));
-            };
-            let count = self.domains[i].count(value).unwrap_or(0);
+            }
+            let count = self.counts[i].get(domain).copied().unwrap_or(0);
             let min = self.global_min(i);
             let skew = count + i64::from(incoming.self_match[i]) - min;
             if skew > i64::from(c.max_skew) {
-                return Err(Failure::unschedulable(format!(
-                    "{REASON}: {}={value} would have skew {skew} > maxSkew {} \
-                     ({count} matching pods there, global minimum {min})",
-                    c.topology_key, c.max_skew
+                return Err(Failure::unschedulable(self.reasons.get_or(
+                    i,
+                    domain,
+                    || {
+                        format!(
+                            "{REASON}: {}={} would have skew {skew} > maxSkew {} \
+                         ({count} matching pods there, global minimum {min})",
+                            c.topology_key,
+                            key.value(domain),
+                            c.max_skew
+                        )
+                    },
                 )));
             }
         }
@@ -111,10 +137,12 @@ impl SpreadFilter {
     /// domains than minDomains.
     fn global_min(&self, i: usize) -> i64 {
         let c = &self.incoming.constraints[i];
-        if self.domains[i].domain_count() < c.min_domains.max(0) as usize {
+        let h = &self.histogram[i];
+        let domains: u32 = h.values().sum();
+        if (domains as usize) < c.min_domains.max(0) as usize {
             return 0;
         }
-        self.histogram[i].keys().next().copied().unwrap_or(0)
+        h.keys().next().copied().unwrap_or(0)
     }
 
     /// An existing pod is now on `node` (preemption's what-if).
@@ -131,25 +159,29 @@ impl SpreadFilter {
     /// node with every key and passing the inclusion policies, selected.
     fn update(&mut self, existing: &Pod, node: &Node, delta: i64) {
         let incoming = Arc::clone(&self.incoming);
+        self.reasons.clear();
         if existing.metadata.namespace != incoming.namespace
             || !has_all_keys(node, &incoming.constraints)
         {
             return;
         }
+        let at = NodeAt::unindexed(node);
         for (i, c) in incoming.constraints.iter().enumerate() {
-            let Some(value) = node.label(&c.topology_key) else {
-                continue;
-            };
             if !c.includes_node(node, &incoming.tolerations, &incoming.required)
                 || !c.counts(existing, &incoming.namespace)
             {
                 continue;
             }
-            let is_new = self.domains[i].id(value).is_none();
-            let id = self.domains[i].register(value) as usize;
-            let old = self.domains[i].counts[id];
+            let mut is_new = false;
+            let Some(count) = self.counts[i].entry(incoming.keys[i].of(at), || {
+                is_new = true;
+                0
+            }) else {
+                continue;
+            };
+            let old = *count;
             let new = old + delta;
-            self.domains[i].counts[id] = new;
+            *count = new;
             let h = &mut self.histogram[i];
             if !is_new && let Some(n) = h.get_mut(&old) {
                 *n -= 1;

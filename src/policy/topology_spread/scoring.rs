@@ -5,25 +5,33 @@
 //! per node. Each constraint weighs `ln(domains + 2)`; fewer matching pods
 //! score higher after normalisation.
 
+use std::sync::Arc;
+
 use crate::cluster::Snapshot;
 use crate::config::scheduling::DefaultSpreadConstraints;
-use crate::model::{Node, Pod};
+use crate::model::Pod;
+use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt};
 
 use super::common::{
-    Constraint, DomainCounts, HOSTNAME_KEY, SCHEDULE_ANYWAY, constraints_for, count_cluster,
-    has_all_keys,
+    Constraint, HOSTNAME_KEY, SCHEDULE_ANYWAY, constraints_for, count_cluster, has_all_keys_at,
 };
+
+type Map<K, V> = foldhash::HashMap<K, V>;
 
 #[derive(Debug, Clone)]
 pub struct SpreadScore {
     constraints: Vec<Constraint>,
+    keys: Vec<KeyLookup>,
     /// Nodes must carry every key (explicit or List-default constraints);
     /// those that do not score 0.
     require_all_keys: bool,
-    domains: Vec<DomainCounts>,
+    counts: Vec<DomainTable<i64>>,
     weights: Vec<f64>,
-    /// Per constraint, matching pods per candidate node name (hostname key).
-    per_node: Vec<foldhash::HashMap<String, i64>>,
+    /// Per hostname-key constraint, matching pods per node of the view
+    /// (empty for the other constraints).
+    per_node: Vec<Vec<i64>>,
+    /// Node name → index in the view, for request-only node objects.
+    node_index: Arc<Map<String, crate::cluster::NodeIdx>>,
 }
 
 /// `None` when the pod has no soft constraints (explicit or default);
@@ -31,7 +39,7 @@ pub struct SpreadScore {
 pub fn prepare_score(
     snapshot: &Snapshot,
     pod: &Pod,
-    candidates: &[&Node],
+    candidates: &[NodeAt<'_>],
     defaults: &DefaultSpreadConstraints,
 ) -> Result<Option<SpreadScore>, String> {
     if snapshot.nodes().is_empty() {
@@ -42,27 +50,37 @@ pub fn prepare_score(
     if constraints.is_empty() {
         return Ok(None);
     }
+    let keys: Vec<KeyLookup> = constraints
+        .iter()
+        .map(|c| KeyLookup::new(snapshot.topology(), &c.topology_key))
+        .collect();
     let require_all_keys = !found.system_defaulted;
-    let takes_part = |n: &Node| !require_all_keys || has_all_keys(n, &constraints);
+    let takes_part = |at: NodeAt<'_>| !require_all_keys || has_all_keys_at(at, &keys);
 
-    let mut domains = vec![DomainCounts::default(); constraints.len()];
+    let mut counts: Vec<DomainTable<i64>> = keys.iter().map(DomainTable::new).collect();
     let mut scored = 0usize;
-    for node in candidates.iter().filter(|n| takes_part(n)) {
+    for &at in candidates.iter().filter(|&&at| takes_part(at)) {
         scored += 1;
-        for (c, d) in constraints.iter().zip(domains.iter_mut()) {
+        for ((c, key), table) in constraints.iter().zip(&keys).zip(counts.iter_mut()) {
             if c.topology_key != HOSTNAME_KEY {
-                d.register(node.label(&c.topology_key).unwrap_or(""));
+                // A node without the key registers the "" domain (it
+                // counts towards the constraint's weight), as upstream.
+                let domain = match key.of(at) {
+                    Domain::Missing => key.empty_value(),
+                    d => d,
+                };
+                table.entry(domain, || 0);
             }
         }
     }
     let weights = constraints
         .iter()
-        .zip(&domains)
+        .zip(&counts)
         .map(|(c, d)| {
             let size = if c.topology_key == HOSTNAME_KEY {
                 scored
             } else {
-                d.domain_count()
+                d.len()
             };
             ((size + 2) as f64).ln()
         })
@@ -72,83 +90,73 @@ pub fn prepare_score(
         snapshot,
         pod,
         &constraints,
+        &keys,
         takes_part,
-        |c, node, d| {
-            if c.topology_key == HOSTNAME_KEY {
-                None
-            } else {
-                d.id(node.label(&c.topology_key).unwrap_or(""))
-            }
-        },
-        &mut domains,
+        false,
+        &mut counts,
     );
-    let per_node = hostname_counts(snapshot, pod, &constraints, candidates);
+    let per_node = hostname_counts(snapshot, pod, &constraints);
     Ok(Some(SpreadScore {
         constraints,
+        keys,
         require_all_keys,
-        domains,
+        counts,
         weights,
         per_node,
+        node_index: snapshot.node_index(),
     }))
 }
 
-/// Per constraint, matching pods on each candidate node (only filled for
-/// constraints on the hostname key, which count per node).
-fn hostname_counts(
-    snapshot: &Snapshot,
-    pod: &Pod,
-    constraints: &[Constraint],
-    candidates: &[&Node],
-) -> Vec<foldhash::HashMap<String, i64>> {
+/// Per constraint on the hostname key, matching pods on each node of the
+/// view (empty for the other constraints).
+fn hostname_counts(snapshot: &Snapshot, pod: &Pod, constraints: &[Constraint]) -> Vec<Vec<i64>> {
     let namespace = &pod.metadata.namespace;
     constraints
         .iter()
         .map(|c| {
-            let mut out = foldhash::HashMap::default();
             if c.topology_key != HOSTNAME_KEY {
-                return out;
+                return Vec::new();
             }
             let mut per_idx = vec![0i64; snapshot.nodes().len()];
-            for r in snapshot.pods_in_namespace(namespace) {
+            for r in c.candidates(snapshot, namespace) {
                 if let Some(idx) = r.node
                     && c.counts(&r.pod, namespace)
                 {
                     per_idx[idx as usize] += 1;
                 }
             }
-            for node in candidates {
-                if let Some(idx) = snapshot.node_idx(node.name())
-                    && per_idx[idx as usize] > 0
-                {
-                    out.insert(node.name().to_string(), per_idx[idx as usize]);
-                }
-            }
-            out
+            per_idx
         })
         .collect()
 }
 
 impl SpreadScore {
     /// Candidates lacking a key when all keys are required score 0.
-    pub fn is_ignored(&self, node: &Node) -> bool {
-        self.require_all_keys && !has_all_keys(node, &self.constraints)
+    pub fn is_ignored(&self, at: NodeAt<'_>) -> bool {
+        self.require_all_keys && !has_all_keys_at(at, &self.keys)
     }
 
     /// Raw score: Σ count × weight + (maxSkew − 1) over the constraints whose
     /// key the node has, rounded. Lower is better.
-    pub fn score(&self, node: &Node) -> i64 {
-        if self.is_ignored(node) {
+    pub fn score(&self, at: NodeAt<'_>) -> i64 {
+        if self.is_ignored(at) {
             return 0;
         }
         let mut total = 0.0;
         for (i, c) in self.constraints.iter().enumerate() {
-            let Some(value) = node.label(&c.topology_key) else {
+            let domain = self.keys[i].of(at);
+            if domain == Domain::Missing {
                 continue;
-            };
-            let count = if c.topology_key == HOSTNAME_KEY {
-                self.per_node[i].get(node.name()).copied().unwrap_or(0)
+            }
+            let count = if !self.per_node[i].is_empty() {
+                let idx = at
+                    .idx
+                    .or_else(|| self.node_index.get(at.node.name()).copied());
+                idx.and_then(|n| self.per_node[i].get(n as usize))
+                    .copied()
+                    .unwrap_or(0)
             } else {
-                self.domains[i].count(value).unwrap_or(0)
+                self.counts[i].get(domain).copied().unwrap_or(0)
             };
             total += count as f64 * self.weights[i] + f64::from(c.max_skew - 1);
         }
@@ -157,12 +165,12 @@ impl SpreadScore {
 
     /// Upstream's NormalizeScore: ignored nodes 0; else
     /// `100 × (max + min − raw) / max`, or 100 everywhere when max is 0.
-    pub fn normalize(&self, candidates: &[&Node], raw: &[i64]) -> Vec<i64> {
+    pub fn normalize(&self, candidates: &[NodeAt<'_>], raw: &[i64]) -> Vec<i64> {
         let kept = || {
             candidates
                 .iter()
                 .zip(raw)
-                .filter(|(n, _)| !self.is_ignored(n))
+                .filter(|(n, _)| !self.is_ignored(**n))
                 .map(|(_, &r)| r)
         };
         let min = kept().min().unwrap_or(0);
@@ -171,7 +179,7 @@ impl SpreadScore {
             .iter()
             .zip(raw)
             .map(|(n, &r)| {
-                if self.is_ignored(n) {
+                if self.is_ignored(*n) {
                     0
                 } else if max == 0 {
                     100

@@ -3,10 +3,11 @@
 
 use serde_json::{Value, json};
 
-use crate::cluster::{ClusterObjects, Snapshot};
+use crate::cluster::{ClusterObjects, NodeIdx, Snapshot};
 use crate::config::scheduling::{DefaultSpreadConstraints, DefaultingType};
 use crate::model::{MapSelectorOwner, Node, Pod, SelectorOwner};
 use crate::policy::Code;
+use crate::policy::domains::NodeAt;
 
 use super::{prepare_filter, prepare_score};
 
@@ -102,7 +103,16 @@ fn verdicts(s: &Snapshot, pod: &Pod) -> Vec<&'static str> {
     let f = prepare_filter(s, pod, &DefaultSpreadConstraints::default()).unwrap();
     s.nodes()
         .iter()
-        .map(|n| match f.as_ref().map(|f| f.filter(&n.node)) {
+        .enumerate()
+        .map(|(i, n)| {
+            f.as_ref().map(|f| {
+                let by_labels = f.filter(&n.node);
+                let indexed = f.filter_at(NodeAt::indexed(&n.node, i as NodeIdx));
+                assert_eq!(indexed, by_labels, "{}", n.node.name());
+                by_labels
+            })
+        })
+        .map(|v| match v {
             None | Some(Ok(())) => "ok",
             Some(Err(e)) if e.code == Code::Unschedulable => "fail",
             Some(Err(_)) => "unres",
@@ -423,12 +433,20 @@ fn scores(
     candidates: &[&str],
     defaults: &DefaultSpreadConstraints,
 ) -> Vec<i64> {
-    let nodes: Vec<&Node> = candidates
+    let nodes: Vec<NodeAt<'_>> = candidates
         .iter()
-        .map(|c| &*s.node(c).unwrap().node)
+        .map(|c| {
+            let idx = s.node_idx(c).unwrap();
+            NodeAt::indexed(&s.nodes()[idx as usize].node, idx)
+        })
         .collect();
     let sc = prepare_score(s, pod, &nodes, defaults).unwrap().unwrap();
-    let raw: Vec<i64> = nodes.iter().map(|n| sc.score(n)).collect();
+    let raw: Vec<i64> = nodes.iter().map(|&n| sc.score(n)).collect();
+    let by_labels: Vec<i64> = nodes
+        .iter()
+        .map(|n| sc.score(NodeAt::unindexed(n.node)))
+        .collect();
+    assert_eq!(raw, by_labels, "indexed and by-label scores differ");
     sc.normalize(&nodes, &raw)
 }
 
@@ -506,7 +524,7 @@ fn score_table() {
 fn hard_constraints_do_not_score_and_soft_do_not_filter() {
     let s = snapshot(four_nodes(), spread_pods(&[("node-a", 5)]));
     let hard_only = incoming(json!({"foo": ""}), json!([hard(HOST, 1)]), json!({}));
-    let nodes: Vec<&Node> = s.nodes().iter().map(|n| &*n.node).collect();
+    let nodes: Vec<NodeAt<'_>> = s.nodes().iter().map(|n| (&*n.node).into()).collect();
     assert!(
         prepare_score(&s, &hard_only, &nodes, &DefaultSpreadConstraints::default())
             .unwrap()
@@ -568,7 +586,7 @@ fn system_defaults_spread_pods_selected_by_services_and_controllers() {
     // pod: no defaults.
     pod.metadata.labels.clear();
     pod.metadata.owner_references.clear();
-    let nodes: Vec<&Node> = s.nodes().iter().map(|n| &*n.node).collect();
+    let nodes: Vec<NodeAt<'_>> = s.nodes().iter().map(|n| (&*n.node).into()).collect();
     assert!(
         prepare_score(&s, &pod, &nodes, &defaults)
             .unwrap()

@@ -1,0 +1,327 @@
+//! Finding a node's topology domain fast, and per-domain tables.
+//!
+//! A node judged by a rule is either the view's own node object (its
+//! [`NodeIdx`] is known: its domain for any key is an array lookup in the
+//! snapshot's [`TopologyIndex`]) or a node only the request knows (Nodes
+//! mode): then its label value is looked up by string, and may be a value
+//! no node of the view carries.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::cluster::{DomainId, KeyDomains, NodeIdx, Snapshot, TopologyIndex};
+use crate::model::Node;
+
+/// A node being judged, with its index when it is the view's node object
+/// (same labels); `idx: None` makes every lookup go by label value.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeAt<'a> {
+    pub node: &'a Node,
+    pub idx: Option<NodeIdx>,
+}
+
+impl<'a> NodeAt<'a> {
+    /// A node of the view, at its index.
+    pub fn indexed(node: &'a Node, idx: NodeIdx) -> Self {
+        Self {
+            node,
+            idx: Some(idx),
+        }
+    }
+
+    /// A node judged by its labels only.
+    pub fn unindexed(node: &'a Node) -> Self {
+        Self { node, idx: None }
+    }
+}
+
+impl<'a> NodeAt<'a> {
+    /// A node object from a request: indexed when the view has a node of
+    /// that name with the same labels (topology lookups depend only on
+    /// labels), else judged by its own labels.
+    pub fn resolve(snapshot: &Snapshot, node: &'a Node) -> Self {
+        let idx = snapshot
+            .node_idx(node.name())
+            .filter(|&i| snapshot.nodes()[i as usize].node.metadata.labels == node.metadata.labels);
+        Self { node, idx }
+    }
+}
+
+impl<'a> From<&'a Node> for NodeAt<'a> {
+    fn from(node: &'a Node) -> Self {
+        Self::unindexed(node)
+    }
+}
+
+/// Where a node falls for one topology key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain<'a> {
+    /// The node has no label with the key.
+    Missing,
+    /// A value some node of the view carries.
+    Known(DomainId),
+    /// A value no node of the view carries (a request-only node).
+    Unknown(&'a str),
+}
+
+/// One topology key, resolved against the view once per prepared pod.
+#[derive(Debug, Clone)]
+pub struct KeyLookup {
+    pub key: String,
+    domains: Option<Arc<KeyDomains>>,
+}
+
+impl KeyLookup {
+    pub fn new(topology: &TopologyIndex, key: &str) -> Self {
+        Self {
+            key: key.to_string(),
+            domains: topology.key(key).cloned(),
+        }
+    }
+
+    /// The node's domain for this key.
+    pub fn of<'a>(&self, at: NodeAt<'a>) -> Domain<'a> {
+        if let Some(idx) = at.idx {
+            // The view's node: no view node has the key ⇒ neither has it.
+            return match self.domains.as_ref().and_then(|d| d.of_node(idx)) {
+                Some(id) => Domain::Known(id),
+                None => Domain::Missing,
+            };
+        }
+        match at.node.label(&self.key) {
+            None => Domain::Missing,
+            Some(value) => match self.domains.as_ref().and_then(|d| d.id(value)) {
+                Some(id) => Domain::Known(id),
+                None => Domain::Unknown(value),
+            },
+        }
+    }
+
+    /// The id of a value some view node carries for the key.
+    pub fn id(&self, value: &str) -> Option<DomainId> {
+        self.domains.as_ref().and_then(|d| d.id(value))
+    }
+
+    /// Whether every node of the view (`node_count` of them) has the key.
+    pub fn on_every_node(&self, node_count: usize) -> bool {
+        self.domains
+            .as_ref()
+            .is_some_and(|d| d.nodes_with_key() == node_count)
+    }
+
+    /// The domain of the empty value, where upstream files nodes that lack
+    /// the key when it reads `node.Labels[key]`.
+    pub fn empty_value(&self) -> Domain<'static> {
+        self.id("").map_or(Domain::Unknown(""), Domain::Known)
+    }
+
+    /// Number of values the view knows for the key.
+    pub fn known_len(&self) -> usize {
+        self.domains.as_ref().map_or(0, |d| d.len())
+    }
+
+    /// The label value of a domain.
+    pub fn value<'a>(&'a self, domain: Domain<'a>) -> &'a str {
+        match domain {
+            Domain::Known(id) => self.domains.as_ref().map_or("", |d| d.value(id)),
+            Domain::Unknown(v) => v,
+            Domain::Missing => "",
+        }
+    }
+}
+
+/// A value per domain of one key: dense for the view's values, a short
+/// list for values only requests or what-if changes brought in.
+#[derive(Debug, Clone)]
+pub struct DomainTable<T> {
+    known: Vec<Option<T>>,
+    unknown: Vec<(String, T)>,
+}
+
+impl<T> DomainTable<T> {
+    pub fn new(lookup: &KeyLookup) -> Self {
+        Self {
+            known: std::iter::repeat_with(|| None)
+                .take(lookup.known_len())
+                .collect(),
+            unknown: Vec::new(),
+        }
+    }
+
+    pub fn get(&self, domain: Domain<'_>) -> Option<&T> {
+        match domain {
+            Domain::Known(id) => self.known.get(id as usize)?.as_ref(),
+            Domain::Unknown(v) => self.unknown.iter().find(|(k, _)| k == v).map(|(_, t)| t),
+            Domain::Missing => None,
+        }
+    }
+
+    pub fn get_mut(&mut self, domain: Domain<'_>) -> Option<&mut T> {
+        match domain {
+            Domain::Known(id) => self.known.get_mut(id as usize)?.as_mut(),
+            Domain::Unknown(v) => self
+                .unknown
+                .iter_mut()
+                .find(|(k, _)| k == v)
+                .map(|(_, t)| t),
+            Domain::Missing => None,
+        }
+    }
+
+    /// The entry of `domain`, created with `init` when absent; `None` for a
+    /// node without the key.
+    pub fn entry(&mut self, domain: Domain<'_>, init: impl FnOnce() -> T) -> Option<&mut T> {
+        match domain {
+            Domain::Known(id) => {
+                let slot = self.known.get_mut(id as usize)?;
+                Some(slot.get_or_insert_with(init))
+            }
+            Domain::Unknown(v) => {
+                let i = match self.unknown.iter().position(|(k, _)| k == v) {
+                    Some(i) => i,
+                    None => {
+                        self.unknown.push((v.to_string(), init()));
+                        self.unknown.len() - 1
+                    }
+                };
+                Some(&mut self.unknown[i].1)
+            }
+            Domain::Missing => None,
+        }
+    }
+
+    /// Number of present entries.
+    pub fn len(&self) -> usize {
+        self.known.iter().flatten().count() + self.unknown.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every present entry.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.known
+            .iter()
+            .flatten()
+            .chain(self.unknown.iter().map(|(_, t)| t))
+    }
+}
+
+/// Failure reasons already written for a domain: every node of a failing
+/// zone fails with the same text, and formatting it per node cost more than
+/// the rule check itself. Keyed by the rule's slot (constraint or term) and
+/// the view's domain id; clones start empty, and state changes clear it.
+#[derive(Debug, Default)]
+pub struct ReasonCache(Mutex<foldhash::HashMap<(usize, DomainId), String>>);
+
+impl Clone for ReasonCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl ReasonCache {
+    /// The cached text for (`slot`, `domain`), made by `make` the first
+    /// time; domains the view does not know are not cached.
+    pub fn get_or(&self, slot: usize, domain: Domain<'_>, make: impl FnOnce() -> String) -> String {
+        let Domain::Known(id) = domain else {
+            return make();
+        };
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.entry((slot, id)).or_insert_with(make).clone()
+    }
+
+    /// Forget every text (the counts behind them changed).
+    pub fn clear(&mut self) {
+        self.0
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(labels: &[(&str, &str)]) -> Node {
+        let mut n = Node::default();
+        n.metadata.labels = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        n
+    }
+
+    #[test]
+    fn indexed_and_label_lookups_agree_and_foreign_values_are_unknown() {
+        let nodes = [node(&[("zone", "a")]), node(&[("zone", "b")]), node(&[])];
+        let shared: Vec<_> = nodes.iter().cloned().map(Arc::new).collect();
+        let zone = KeyLookup::new(&TopologyIndex::of(&shared), "zone");
+        for (i, n) in nodes.iter().enumerate() {
+            assert_eq!(
+                zone.of(NodeAt::indexed(n, i as NodeIdx)),
+                zone.of(NodeAt::unindexed(n))
+            );
+        }
+        assert_eq!(zone.of(NodeAt::indexed(&nodes[2], 2)), Domain::Missing);
+        let foreign = node(&[("zone", "z")]);
+        let d = zone.of(NodeAt::unindexed(&foreign));
+        assert_eq!(d, Domain::Unknown("z"));
+        assert_eq!(zone.value(d), "z");
+        let missing_key = KeyLookup::new(&TopologyIndex::of(&shared), "rack");
+        assert_eq!(
+            missing_key.of(NodeAt::indexed(&nodes[0], 0)),
+            Domain::Missing
+        );
+        assert_eq!(missing_key.of(NodeAt::unindexed(&foreign)), Domain::Missing);
+    }
+
+    #[test]
+    fn tables_hold_known_and_unknown_domains() {
+        let shared = [Arc::new(node(&[("zone", "a")]))];
+        let zone = KeyLookup::new(&TopologyIndex::of(&shared), "zone");
+        let mut t: DomainTable<i64> = DomainTable::new(&zone);
+        assert_eq!(t.get(Domain::Known(0)), None);
+        *t.entry(Domain::Known(0), || 0).unwrap() += 2;
+        *t.entry(Domain::Unknown("x"), || 0).unwrap() += 1;
+        *t.entry(Domain::Unknown("x"), || 0).unwrap() += 1;
+        assert!(t.entry(Domain::Missing, || 0).is_none());
+        assert_eq!(t.get(Domain::Known(0)), Some(&2));
+        assert_eq!(t.get(Domain::Unknown("x")), Some(&2));
+        assert_eq!(t.values().sum::<i64>(), 4);
+    }
+
+    #[test]
+    fn reasons_are_made_once_per_known_domain_and_cleared() {
+        let mut cache = ReasonCache::default();
+        let mut made = 0;
+        for _ in 0..3 {
+            let r = cache.get_or(0, Domain::Known(1), || {
+                made += 1;
+                "r".into()
+            });
+            assert_eq!(r, "r");
+        }
+        assert_eq!(made, 1);
+        cache.get_or(1, Domain::Known(1), || {
+            made += 1;
+            String::new()
+        });
+        cache.get_or(0, Domain::Unknown("x"), || {
+            made += 1;
+            String::new()
+        });
+        cache.get_or(0, Domain::Unknown("x"), || {
+            made += 1;
+            String::new()
+        });
+        assert_eq!(made, 4, "other slot once, unknown domains every time");
+        cache.clear();
+        cache.get_or(0, Domain::Known(1), || {
+            made += 1;
+            String::new()
+        });
+        assert_eq!(made, 5);
+    }
+}
