@@ -141,6 +141,9 @@ async fn serve_https(snapshot: Snapshot) -> (String, reqwest::Client) {
     view.publish(snapshot);
     let app = router(AppState::new(view, Config::default()));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // Tokio needs a non-blocking socket: a blocking accept would stall the
+    // worker the connection tasks are queued on (the bench hung in warm-up).
+    listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
     let server = axum_server::from_tcp_rustls(listener, tls).unwrap();
     tokio::spawn(server.serve(app.into_make_service()));
