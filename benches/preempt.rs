@@ -145,7 +145,10 @@ async fn serve_https(snapshot: Snapshot) -> (String, reqwest::Client) {
     // worker the connection tasks are queued on (the bench hung in warm-up).
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
-    let server = axum_server::from_tcp_rustls(listener, tls).unwrap();
+    // TCP_NODELAY, as the service sets it.
+    let server = axum_server::from_tcp_rustls(listener, tls)
+        .unwrap()
+        .map(|tls| tls.acceptor(axum_server::accept::NoDelayAcceptor::new()));
     tokio::spawn(server.serve(app.into_make_service()));
     let client = reqwest::Client::builder()
         .tls_backend_rustls()

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum_server::Handle;
+use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::RustlsConfig;
 use hyper_util::rt::TokioTimer;
 use tokio::signal::unix::{SignalKind, signal};
@@ -113,7 +114,10 @@ impl Server {
         let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
 
         let https_handle = Handle::new();
-        let mut https_server = axum_server::from_tcp_rustls(https, rustls)?;
+        // TCP_NODELAY: a response written as headers then body would
+        // otherwise wait for the client's delayed ACK (~40 ms on Linux).
+        let mut https_server = axum_server::from_tcp_rustls(https, rustls)?
+            .map(|tls| tls.acceptor(NoDelayAcceptor::new()));
         // The timer enables hyper's 30 s header-read timeout (slow clients
         // cannot hold a connection open for free) and HTTP/2 keep-alive pings
         // that notice vanished peers.
@@ -134,6 +138,7 @@ impl Server {
                 let addr = listener.local_addr()?;
                 let probes = probes_only(state);
                 let server = axum_server::from_tcp(listener)?
+                    .acceptor(NoDelayAcceptor::new())
                     .handle(metrics_handle.clone())
                     .serve(probes.into_make_service());
                 tracing::info!("serving metrics and probes on http://{addr}");
