@@ -9,10 +9,11 @@
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::sync::Arc;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kube_arbiter::api::extender::filter;
-use kube_arbiter::cluster::{ClusterObjects, Snapshot};
+use kube_arbiter::cluster::{ClusterObjects, PodChange, Snapshot};
 use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::domains::NodeAt;
@@ -157,6 +158,34 @@ fn bench(c: &mut Criterion) {
                 .count();
             black_box(feasible)
         })
+    });
+    // A watch event in the pod's namespace just before the request: the
+    // request reads a new snapshot whose label index for that namespace is
+    // still cold (live mode's worst case for "latency does not move").
+    let mut moved = self::pod(7);
+    moved
+        .metadata
+        .labels
+        .insert("tier".into(), "frontend".into());
+    let event = [PodChange::upsert(Arc::new(moved))];
+    group.bench_function("filter_prepare_and_check_all_after_a_pod_event", |b| {
+        b.iter_batched(
+            || snapshot.with_pod_changes(&event),
+            |fresh| {
+                let filters = PodFilters::prepare(&fresh, &pod, &settings).unwrap();
+                let nodes = fresh.nodes();
+                names
+                    .iter()
+                    .filter(|n| {
+                        fresh.node_idx(n).is_some_and(|i| {
+                            let at = NodeAt::indexed(&nodes[i as usize].node, i);
+                            filters.check_at(at).is_ok()
+                        })
+                    })
+                    .count()
+            },
+            BatchSize::SmallInput,
+        )
     });
     group.bench_function("filter_prepare_only", |b| {
         b.iter(|| black_box(PodFilters::prepare(&snapshot, &pod, &settings).unwrap()))

@@ -7,7 +7,7 @@
 //! The cache is shared by all snapshots derived incrementally from one
 //! build; an entry is valid while it was built from the namespace's
 //! current pod list (same allocation), and is rebuilt on first use after
-//! that list changed.
+//! that list changed, one label key at a time.
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -15,13 +15,38 @@ use super::{Map, PodRef};
 use crate::model::LabelSelector;
 use crate::model::selector::SelectorOperator;
 
-/// label key → value → positions in the namespace's pod list.
-type Postings = Map<String, Map<String, Vec<u32>>>;
+/// One label key's values → positions in the namespace's pod list.
+type Postings = Map<String, Vec<u32>>;
 
 #[derive(Debug)]
 struct Entry {
     built_from: Weak<[PodRef]>,
-    postings: Arc<Postings>,
+    /// Built per label key on first use: an event in the namespace makes
+    /// the next request index only the keys its selectors ask about.
+    by_key: Mutex<Map<String, Arc<Postings>>>,
+}
+
+impl Entry {
+    fn postings(&self, key: &str, pods: &[PodRef]) -> Arc<Postings> {
+        let mut by_key = self.by_key.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(p) = by_key.get(key) {
+            return Arc::clone(p);
+        }
+        let mut postings = Postings::default();
+        for (i, r) in pods.iter().enumerate() {
+            if let Some(v) = r.pod.metadata.labels.get(key) {
+                match postings.get_mut(v.as_str()) {
+                    Some(list) => list.push(i as u32),
+                    None => {
+                        postings.insert(v.clone(), vec![i as u32]);
+                    }
+                }
+            }
+        }
+        let postings = Arc::new(postings);
+        by_key.insert(key.to_string(), Arc::clone(&postings));
+        postings
+    }
 }
 
 #[derive(Debug, Default)]
@@ -53,61 +78,41 @@ impl LabelIndex {
         if equalities.peek().is_none() || pods.len() < MIN_INDEXED {
             return Candidates::All(pods.iter());
         }
-        let postings = self.postings(namespace, pods);
-        let mut best: Option<&[u32]> = None;
+        let entry = self.entry(namespace, pods);
+        let mut best: Option<Arc<[u32]>> = None;
         for (k, v) in equalities {
-            let list = postings
-                .get(k)
-                .and_then(|values| values.get(v))
-                .map_or(&[][..], |l| &l[..]);
-            if best.is_none_or(|b| list.len() < b.len()) {
-                best = Some(list);
+            let postings = entry.postings(k, pods);
+            let list = postings.get(v).map_or(&[][..], |l| &l[..]);
+            if best.as_ref().is_none_or(|b| list.len() < b.len()) {
+                best = Some(list.into());
             }
         }
-        let positions: Arc<[u32]> = best.unwrap_or_default().into();
         Candidates::Listed {
             pods,
-            positions,
+            positions: best.unwrap_or_else(|| Arc::from([])),
             next: 0,
         }
     }
 
-    fn postings(&self, namespace: &str, pods: &Arc<[PodRef]>) -> Arc<Postings> {
-        let lock = || {
-            self.by_namespace
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-        };
-        if let Some(e) = lock().get(namespace)
+    /// The namespace's entry for this pod list, a fresh one when the list
+    /// changed since the entry was made.
+    fn entry(&self, namespace: &str, pods: &Arc<[PodRef]>) -> Arc<Entry> {
+        let mut by_namespace = self
+            .by_namespace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = by_namespace.get(namespace)
             && std::ptr::addr_eq(e.built_from.as_ptr(), Arc::as_ptr(pods))
             && e.built_from.strong_count() > 0
         {
-            return Arc::clone(&e.postings);
+            return Arc::clone(e);
         }
-        let mut postings = Postings::default();
-        for (i, r) in pods.iter().enumerate() {
-            for (k, v) in &r.pod.metadata.labels {
-                let values = match postings.get_mut(k.as_str()) {
-                    Some(values) => values,
-                    None => postings.entry(k.clone()).or_default(),
-                };
-                match values.get_mut(v.as_str()) {
-                    Some(list) => list.push(i as u32),
-                    None => {
-                        values.insert(v.clone(), vec![i as u32]);
-                    }
-                }
-            }
-        }
-        let postings = Arc::new(postings);
-        lock().insert(
-            namespace.to_string(),
-            Arc::new(Entry {
-                built_from: Arc::downgrade(pods),
-                postings: Arc::clone(&postings),
-            }),
-        );
-        postings
+        let entry = Arc::new(Entry {
+            built_from: Arc::downgrade(pods),
+            by_key: Mutex::default(),
+        });
+        by_namespace.insert(namespace.to_string(), Arc::clone(&entry));
+        entry
     }
 }
 
