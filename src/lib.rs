@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod config;
 pub mod explain;
 pub mod model;
+pub mod parallel;
 pub mod policy;
 pub mod server;
 pub mod synth;

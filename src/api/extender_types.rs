@@ -125,40 +125,16 @@ const PARALLEL_DECODE_MIN: usize = 512;
 /// request, so large lists are split over the machine's cores. The error
 /// names the first bad item.
 fn decode_nodes(raws: &[&RawValue]) -> Result<Vec<Node>, String> {
-    let decode = |offset: usize, chunk: &[&RawValue]| -> Result<Vec<Node>, String> {
-        chunk
-            .iter()
+    let parts = crate::parallel::map_parts(raws, PARALLEL_DECODE_MIN, |offset, part| {
+        part.iter()
             .enumerate()
             .map(|(i, raw)| {
-                serde_json::from_str(raw.get())
+                serde_json::from_str::<Node>(raw.get())
                     .map_err(|e| format!("Nodes.items[{}]: {e}", offset + i))
             })
-            .collect()
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || raws.len() < PARALLEL_DECODE_MIN {
-        return decode(0, raws);
-    }
-    let size = raws.len().div_ceil(threads);
-    let parts: Vec<Result<Vec<Node>, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = raws
-            .chunks(size)
-            .enumerate()
-            .map(|(k, chunk)| scope.spawn(move || decode(k * size, chunk)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("node decoding failed".to_string()))
-            })
-            .collect()
-    });
-    let mut nodes = Vec::with_capacity(raws.len());
-    for part in parts {
-        nodes.extend(part?);
-    }
-    Ok(nodes)
+            .collect::<Result<Vec<Node>, String>>()
+    })?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 #[derive(Debug, Default, Serialize)]

@@ -100,31 +100,12 @@ const PARALLEL_FROM: usize = 2_000;
 /// part, then join the parts in document order; the first failing item (in
 /// document order) is the error.
 fn json_items(text: &str, items: &[&RawValue], sink: &mut Sink) -> Result<(), DecodeError> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || items.len() < PARALLEL_FROM {
-        return items.iter().try_for_each(|raw| json_item(text, raw, sink));
-    }
-    let parts: Vec<Result<Sink, DecodeError>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = items
-            .chunks(items.len().div_ceil(threads))
-            .map(|part| {
-                scope.spawn(move || {
-                    let mut sink = Sink::default();
-                    part.iter()
-                        .try_for_each(|raw| json_item(text, raw, &mut sink))
-                        .map(|()| sink)
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    let parts = parts.into_iter().collect::<Result<Vec<Sink>, _>>()?;
+    let parts = crate::parallel::map_parts(items, PARALLEL_FROM, |_, part| {
+        let mut sink = Sink::default();
+        part.iter()
+            .try_for_each(|raw| json_item(text, raw, &mut sink))
+            .map(|()| sink)
+    })?;
     sink.join(parts);
     Ok(())
 }
