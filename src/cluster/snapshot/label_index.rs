@@ -79,17 +79,21 @@ impl LabelIndex {
             return Candidates::All(pods.iter());
         }
         let entry = self.entry(namespace, pods);
-        let mut best: Option<Arc<[u32]>> = None;
+        // The shortest posting list; copied once, not per requirement.
+        let mut best: Option<(Arc<Postings>, &str, usize)> = None;
         for (k, v) in equalities {
             let postings = entry.postings(k, pods);
-            let list = postings.get(v).map_or(&[][..], |l| &l[..]);
-            if best.as_ref().is_none_or(|b| list.len() < b.len()) {
-                best = Some(list.into());
+            let len = postings.get(v).map_or(0, Vec::len);
+            if best.as_ref().is_none_or(|(_, _, b)| len < *b) {
+                best = Some((postings, v, len));
             }
         }
+        let positions: Arc<[u32]> = best
+            .and_then(|(postings, v, _)| postings.get(v).map(|l| Arc::from(&l[..])))
+            .unwrap_or_else(|| Arc::from([]));
         Candidates::Listed {
             pods,
-            positions: best.unwrap_or_else(|| Arc::from([])),
+            positions,
             next: 0,
         }
     }

@@ -39,9 +39,10 @@ pub struct SpreadFilter {
     /// Per constraint, matching pods per registered domain.
     counts: Vec<DomainTable<i64>>,
     /// Per constraint, how many domains hold each count: the smallest key is
-    /// the global minimum and the sum the number of domains, kept exact
-    /// under add/remove.
+    /// the global minimum, kept exact under add/remove.
     histogram: Vec<BTreeMap<i64, u32>>,
+    /// Per constraint, how many domains are registered (for minDomains).
+    domains: Vec<usize>,
     reasons: ReasonCache,
 }
 
@@ -89,6 +90,7 @@ pub fn prepare_filter(
             required: RequiredNodeAffinity::of(pod),
             tolerations: pod.spec.tolerations.clone(),
         }),
+        domains: counts.iter().map(DomainTable::len).collect(),
         counts,
         histogram,
         reasons: ReasonCache::default(),
@@ -137,12 +139,10 @@ impl SpreadFilter {
     /// domains than minDomains.
     fn global_min(&self, i: usize) -> i64 {
         let c = &self.incoming.constraints[i];
-        let h = &self.histogram[i];
-        let domains: u32 = h.values().sum();
-        if (domains as usize) < c.min_domains.max(0) as usize {
+        if self.domains[i] < c.min_domains.max(0) as usize {
             return 0;
         }
-        h.keys().next().copied().unwrap_or(0)
+        self.histogram[i].keys().next().copied().unwrap_or(0)
     }
 
     /// An existing pod is now on `node` (preemption's what-if).
@@ -182,6 +182,9 @@ impl SpreadFilter {
             let old = *count;
             let new = old + delta;
             *count = new;
+            if is_new {
+                self.domains[i] += 1;
+            }
             let h = &mut self.histogram[i];
             if !is_new && let Some(n) = h.get_mut(&old) {
                 *n -= 1;
