@@ -62,7 +62,8 @@ fn node(i: usize) -> Node {
         ),
         ("team", format!("team-{}", i % 12)),
         ("pool", format!("pool-{}", i % 7)),
-    ]);
+    ])
+    .into();
     n
 }
 

@@ -53,7 +53,8 @@ fn node(i: usize) -> Node {
             format!("type-{}", i % 7),
         ),
         ("kubernetes.io/os", "linux".to_string()),
-    ]);
+    ])
+    .into();
     n
 }
 
@@ -68,38 +69,45 @@ fn pod(i: usize) -> Pod {
         ("app", format!("app-{app:03}")),
         ("pod-template-hash", format!("h{}", app % 13)),
         ("tier", ["web", "api", "db"][app % 3].to_string()),
-    ]);
+    ])
+    .into();
     p.spec.node_name = format!("node-{:05}", (i * 7919) % NODES);
     p.status.phase = "Running".to_string();
     match i % 10 {
         0 => {
-            p.spec.affinity = Some(Affinity {
-                pod_anti_affinity: Some(PodAffinity {
-                    required_during_scheduling_ignored_during_execution: vec![app_term(
-                        &format!("app-{app:03}"),
-                        HOSTNAME,
-                    )],
+            p.spec.affinity = Some(
+                Affinity {
+                    pod_anti_affinity: Some(PodAffinity {
+                        required_during_scheduling_ignored_during_execution: vec![app_term(
+                            &format!("app-{app:03}"),
+                            HOSTNAME,
+                        )],
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
-                ..Default::default()
-            })
+                }
+                .into(),
+            )
         }
         1 => {
-            p.spec.affinity = Some(Affinity {
-                pod_affinity: Some(PodAffinity {
-                    preferred_during_scheduling_ignored_during_execution: vec![
-                        WeightedPodAffinityTerm {
-                            weight: 50,
-                            pod_affinity_term: app_term(
-                                &format!("app-{:03}", (app + 1) % APPS_PER_NAMESPACE),
-                                ZONE,
-                            ),
-                        },
-                    ],
+            p.spec.affinity = Some(
+                Affinity {
+                    pod_affinity: Some(PodAffinity {
+                        preferred_during_scheduling_ignored_during_execution: vec![
+                            WeightedPodAffinityTerm {
+                                weight: 50,
+                                pod_affinity_term: app_term(
+                                    &format!("app-{:03}", (app + 1) % APPS_PER_NAMESPACE),
+                                    ZONE,
+                                ),
+                            },
+                        ],
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
-                ..Default::default()
-            })
+                }
+                .into(),
+            )
         }
         _ => {}
     }
@@ -114,7 +122,7 @@ fn cluster() -> Snapshot {
             .map(|i| {
                 let mut n = Namespace::default();
                 n.metadata.name = format!("ns-{i:02}");
-                n.metadata.labels = labels(&[("team", format!("team-{}", i % 5))]);
+                n.metadata.labels = labels(&[("team", format!("team-{}", i % 5))]).into();
                 n
             })
             .collect(),
@@ -129,7 +137,8 @@ fn incoming(all_namespaces: bool) -> Pod {
     let mut p = Pod::default();
     p.metadata.name = "incoming".to_string();
     p.metadata.namespace = "ns-03".to_string();
-    p.metadata.labels = labels(&[("app", "app-007".to_string()), ("tier", "api".to_string())]);
+    p.metadata.labels =
+        labels(&[("app", "app-007".to_string()), ("tier", "api".to_string())]).into();
     let mut anti = app_term("app-007", HOSTNAME);
     if all_namespaces {
         anti.namespace_selector = Some(LabelSelector::default());
@@ -139,23 +148,30 @@ fn incoming(all_namespaces: bool) -> Pod {
         "tier",
         "api".to_string(),
     )])));
-    p.spec.affinity = Some(Affinity {
-        pod_affinity: Some(PodAffinity {
-            preferred_during_scheduling_ignored_during_execution: vec![WeightedPodAffinityTerm {
-                weight: 80,
-                pod_affinity_term: app_term("app-008", ZONE),
-            }],
+    p.spec.affinity = Some(
+        Affinity {
+            pod_affinity: Some(PodAffinity {
+                preferred_during_scheduling_ignored_during_execution: vec![
+                    WeightedPodAffinityTerm {
+                        weight: 80,
+                        pod_affinity_term: app_term("app-008", ZONE),
+                    },
+                ],
+                ..Default::default()
+            }),
+            pod_anti_affinity: Some(PodAffinity {
+                required_during_scheduling_ignored_during_execution: vec![anti],
+                preferred_during_scheduling_ignored_during_execution: vec![
+                    WeightedPodAffinityTerm {
+                        weight: 20,
+                        pod_affinity_term: tier,
+                    },
+                ],
+            }),
             ..Default::default()
-        }),
-        pod_anti_affinity: Some(PodAffinity {
-            required_during_scheduling_ignored_during_execution: vec![anti],
-            preferred_during_scheduling_ignored_during_execution: vec![WeightedPodAffinityTerm {
-                weight: 20,
-                pod_affinity_term: tier,
-            }],
-        }),
-        ..Default::default()
-    });
+        }
+        .into(),
+    );
     p
 }
 

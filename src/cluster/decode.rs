@@ -373,6 +373,7 @@ fn yaml_item(item: &SpannedValue, sink: &mut Sink) -> Result<(), DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Shared;
 
     const JSON_LIST: &str = r#"{
   "apiVersion": "v1",
@@ -415,6 +416,32 @@ mod tests {
         assert_eq!(o.nodes.len(), 1);
         let (o, _) = decode(r#"[{"kind":"Node","metadata":{"name":"a"}}]"#).unwrap();
         assert_eq!(o.nodes.len(), 1);
+    }
+
+    #[test]
+    fn pods_of_one_workload_share_their_common_parts_in_memory() {
+        let pod = |name: &str| {
+            format!(
+                r#"{{"kind":"Pod","metadata":{{"name":"{name}","namespace":"ns","labels":{{"app":"web"}},
+                   "ownerReferences":[{{"kind":"ReplicaSet","name":"web-1","controller":true}}]}},
+                   "spec":{{"containers":[{{"name":"c","resources":{{"requests":{{"cpu":"1"}}}}}}],
+                   "topologySpreadConstraints":[{{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}}]}}}}"#
+            )
+        };
+        let text = format!(r#"{{"kind":"List","items":[{},{}]}}"#, pod("a"), pod("b"));
+        let (o, _) = decode(&text).unwrap();
+        let [a, b] = [&o.pods[0], &o.pods[1]];
+        assert!(Shared::ptr_eq(&a.metadata.labels, &b.metadata.labels));
+        assert!(Shared::ptr_eq(
+            &a.metadata.owner_references,
+            &b.metadata.owner_references
+        ));
+        assert!(Shared::ptr_eq(&a.spec.containers, &b.spec.containers));
+        assert!(Shared::ptr_eq(
+            &a.spec.topology_spread_constraints,
+            &b.spec.topology_spread_constraints
+        ));
+        assert_ne!(a.metadata.name, b.metadata.name);
     }
 
     /// `n` items, one per line: pods, every tenth a ConfigMap.

@@ -316,7 +316,7 @@ impl Snapshot {
 
     /// Labels of a namespace; empty when the view does not know it.
     pub fn namespace_labels(&self, name: &str) -> Option<&Labels> {
-        self.namespace(name).map(|n| &n.metadata.labels)
+        self.namespace(name).map(|n| &*n.metadata.labels)
     }
 
     pub fn all_namespaces(&self) -> impl Iterator<Item = &Namespace> {

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::{Deserialize, Deserializer};
 
+use super::shared::{Shared, shared_list, shared_or_default};
+
 /// Annotations we act on; every other annotation (often large, such as
 /// kubectl's last-applied configuration) is dropped while decoding so that
 /// 150,000 pods stay small in memory.
@@ -22,12 +24,12 @@ pub struct ObjectMeta {
     pub namespace: String,
     #[serde(default)]
     pub uid: String,
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub labels: Labels,
+    #[serde(default, deserialize_with = "shared_or_default")]
+    pub labels: Shared<Labels>,
     #[serde(default, deserialize_with = "kept_annotations")]
     pub annotations: Labels,
-    #[serde(default, deserialize_with = "compact_list")]
-    pub owner_references: Vec<OwnerReference>,
+    #[serde(default, deserialize_with = "shared_list")]
+    pub owner_references: Shared<Vec<OwnerReference>>,
     #[serde(default)]
     pub creation_timestamp: Option<Timestamp>,
     #[serde(default)]
@@ -36,7 +38,7 @@ pub struct ObjectMeta {
     pub resource_version: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
     #[serde(default)]

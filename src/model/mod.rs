@@ -11,9 +11,11 @@ pub mod objects;
 pub mod pod;
 pub mod quantity;
 pub mod selector;
+pub mod shared;
 
 pub use meta::{Labels, ObjectMeta, OwnerReference};
 pub use node::{Node, Taint, Toleration};
 pub use objects::{MapSelectorOwner, Namespace, PodDisruptionBudget, PriorityClass, SelectorOwner};
 pub use pod::Pod;
 pub use selector::LabelSelector;
+pub use shared::Shared;

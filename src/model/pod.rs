@@ -11,6 +11,7 @@ use super::meta::{ObjectMeta, compact_list, null_as_default};
 use super::node::Toleration;
 use super::quantity::{ResourceList, resource_list};
 use super::selector::LabelSelector;
+use super::shared::{Shared, shared_list};
 use crate::policy::resources::Requests;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -36,15 +37,15 @@ pub struct PodSpec {
     #[serde(default, deserialize_with = "null_as_default")]
     pub node_selector: BTreeMap<String, String>,
     #[serde(default)]
-    pub affinity: Option<Affinity>,
-    #[serde(default, deserialize_with = "compact_list")]
-    pub tolerations: Vec<Toleration>,
-    #[serde(default, deserialize_with = "compact_list")]
-    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
-    #[serde(default, deserialize_with = "compact_list")]
-    pub containers: Vec<Container>,
-    #[serde(default, deserialize_with = "compact_list")]
-    pub init_containers: Vec<Container>,
+    pub affinity: Option<Shared<Affinity>>,
+    #[serde(default, deserialize_with = "shared_list")]
+    pub tolerations: Shared<Vec<Toleration>>,
+    #[serde(default, deserialize_with = "shared_list")]
+    pub topology_spread_constraints: Shared<Vec<TopologySpreadConstraint>>,
+    #[serde(default, deserialize_with = "shared_list")]
+    pub containers: Shared<Vec<Container>>,
+    #[serde(default, deserialize_with = "shared_list")]
+    pub init_containers: Shared<Vec<Container>>,
     #[serde(default, deserialize_with = "resource_list")]
     pub overhead: ResourceList,
     /// Pod-level resources (beta since 1.34); when set they replace the
@@ -61,7 +62,7 @@ pub struct PodSpec {
     pub scheduler_name: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Container {
     #[serde(default)]
@@ -73,7 +74,7 @@ pub struct Container {
     pub restart_policy: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRequirements {
     #[serde(default, deserialize_with = "resource_list")]
@@ -82,7 +83,7 @@ pub struct ResourceRequirements {
     pub limits: ResourceList,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Affinity {
     #[serde(default)]
@@ -93,7 +94,7 @@ pub struct Affinity {
     pub pod_anti_affinity: Option<PodAffinity>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeAffinity {
     #[serde(default)]
@@ -102,14 +103,14 @@ pub struct NodeAffinity {
     pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredSchedulingTerm>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSelector {
     #[serde(default, deserialize_with = "compact_list")]
     pub node_selector_terms: Vec<NodeSelectorTerm>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSelectorTerm {
     #[serde(default, deserialize_with = "compact_list")]
@@ -118,7 +119,7 @@ pub struct NodeSelectorTerm {
     pub match_fields: Vec<NodeSelectorRequirement>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSelectorRequirement {
     pub key: String,
@@ -129,7 +130,7 @@ pub struct NodeSelectorRequirement {
 
 /// Unknown operators decode as `Invalid`: upstream treats such a term as a
 /// parse error that never matches while other ORed terms still count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 pub enum NodeSelectorOperator {
     In,
     NotIn,
@@ -141,7 +142,7 @@ pub enum NodeSelectorOperator {
     Invalid,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PreferredSchedulingTerm {
     #[serde(default)]
@@ -151,7 +152,7 @@ pub struct PreferredSchedulingTerm {
 }
 
 /// Both `podAffinity` and `podAntiAffinity` have this shape.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodAffinity {
     #[serde(default, deserialize_with = "compact_list")]
@@ -160,7 +161,7 @@ pub struct PodAffinity {
     pub preferred_during_scheduling_ignored_during_execution: Vec<WeightedPodAffinityTerm>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodAffinityTerm {
     #[serde(default)]
@@ -177,7 +178,7 @@ pub struct PodAffinityTerm {
     pub mismatch_label_keys: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WeightedPodAffinityTerm {
     #[serde(default)]
@@ -186,7 +187,7 @@ pub struct WeightedPodAffinityTerm {
     pub pod_affinity_term: PodAffinityTerm,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TopologySpreadConstraint {
     #[serde(default)]

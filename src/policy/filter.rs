@@ -15,7 +15,7 @@
 use crate::cluster::Snapshot;
 use crate::config::SchedulingSettings;
 use crate::model::node::{Taint, untolerated_taint};
-use crate::model::{Node, Pod, Toleration};
+use crate::model::{Node, Pod, Shared, Toleration};
 
 use super::domains::NodeAt;
 use super::node_affinity::{self, NodeAffinityFilter};
@@ -29,7 +29,7 @@ pub const UNSCHEDULABLE_REASON: &str = "node(s) were unschedulable";
 /// "what if these pods were gone" without touching the original.
 #[derive(Debug, Clone)]
 pub struct PodFilters {
-    tolerations: Vec<Toleration>,
+    tolerations: Shared<Vec<Toleration>>,
     node_affinity: Option<NodeAffinityFilter>,
     spread: Option<SpreadFilter>,
     pod_affinity: Option<AffinityFilter>,

@@ -20,14 +20,14 @@ pub fn labels(pairs: &[(&str, &str)]) -> Labels {
 pub fn node(name: &str, pairs: &[(&str, &str)]) -> Node {
     let mut n = Node::default();
     n.metadata.name = name.to_string();
-    n.metadata.labels = labels(pairs);
+    n.metadata.labels = labels(pairs).into();
     n
 }
 
 pub fn namespace(name: &str, pairs: &[(&str, &str)]) -> Namespace {
     let mut n = Namespace::default();
     n.metadata.name = name.to_string();
-    n.metadata.labels = labels(pairs);
+    n.metadata.labels = labels(pairs).into();
     n
 }
 
@@ -59,7 +59,7 @@ pub fn pod(namespace: &str, name: &str) -> PodBuilder {
 
 impl PodBuilder {
     pub fn labels(mut self, pairs: &[(&str, &str)]) -> Self {
-        self.0.metadata.labels = labels(pairs);
+        self.0.metadata.labels = labels(pairs).into();
         self
     }
 

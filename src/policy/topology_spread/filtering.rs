@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::cluster::Snapshot;
 use crate::config::scheduling::DefaultSpreadConstraints;
-use crate::model::{Node, Pod, Toleration};
+use crate::model::{Node, Pod, Shared, Toleration};
 use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt, ReasonCache};
 use crate::policy::node_affinity::RequiredNodeAffinity;
 use crate::policy::{Failure, Verdict};
@@ -30,7 +30,7 @@ struct Incoming {
     self_match: Vec<bool>,
     namespace: String,
     required: RequiredNodeAffinity,
-    tolerations: Vec<Toleration>,
+    tolerations: Shared<Vec<Toleration>>,
 }
 
 #[derive(Debug, Clone)]
