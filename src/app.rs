@@ -91,11 +91,20 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
     tls::install_crypto_provider();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| RunError::Runtime(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         let shutdown = server::termination_signal()
             .map_err(|e| RunError::Runtime(format!("cannot install signal handlers: {e}")))?;
+        tokio::pin!(shutdown);
         let view = Arc::new(ClusterView::new());
-        let source = start_cluster_source(&args, Arc::clone(&view), &config.live).await?;
+        // A large cluster file takes seconds to load; a signal meanwhile
+        // stops the process instead of waiting for the load to finish.
+        let source = tokio::select! {
+            source = start_cluster_source(&args, Arc::clone(&view), &config.live) => source?,
+            () = &mut shutdown => {
+                tracing::info!("stopped before the cluster view was loaded");
+                return Ok(());
+            }
+        };
         let state = AppState::new(view, config).with_binder(source.binder());
         let options = ServeOptions {
             listen: args.listen,
@@ -114,7 +123,11 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
                 ServeError::Tls(_) => RunError::Config(e.to_string()),
                 _ => RunError::Runtime(e.to_string()),
             })
-    })
+    });
+    // A load cut short by a signal is still running on a blocking thread;
+    // dropping the runtime would wait for it.
+    runtime.shutdown_background();
+    result
 }
 
 /// Whatever keeps the cluster view fed; dropping it stops the source.
@@ -154,6 +167,7 @@ async fn start_cluster_source(
     match &args.cluster_state {
         Some(path) => {
             let watch = file::start(path, Arc::clone(&view))
+                .await
                 .map_err(|e| RunError::Config(e.to_string()))?;
             // Nothing confirms placements recorded by bind in file mode;
             // they end when their time is up.

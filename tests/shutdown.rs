@@ -31,6 +31,63 @@ async fn sigterm_with_an_open_connection_exits_0() {
     assert!(server.log().contains("shut down cleanly"));
 }
 
+/// A large cluster file can take seconds to load; SIGTERM meanwhile ends
+/// the process at once with exit 0. A FIFO nobody writes to stands for a
+/// file whose load never finishes.
+#[tokio::test]
+async fn sigterm_while_the_cluster_state_is_loading_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("cluster.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut child = std::process::Command::new(common::BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--cluster-state"])
+        .arg(&fifo)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (loading_tx, loading_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut log = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+            let Ok(line) = line else { break };
+            if line.contains("loading the cluster state") {
+                let _ = loading_tx.send(());
+            }
+            log.push_str(&line);
+            log.push('\n');
+        }
+        log
+    });
+    let loading = loading_rx.recv_timeout(common::PATIENCE);
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(loading.is_ok() && kill.success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > common::PATIENCE {
+            let _ = child.kill();
+            break None;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let log = reader.join().unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{log}");
+    assert!(
+        log.contains("stopped before the cluster view was loaded"),
+        "{log}"
+    );
+}
+
 /// The built binary: a filter request whose body is still arriving when
 /// SIGTERM comes gets its full answer, new connections are refused
 /// meanwhile, and the process exits 0 once the answer is sent.

@@ -76,9 +76,15 @@ impl Drop for FileSource {
 }
 
 /// Load `path` into `view` now, then reload it whenever it changes.
-/// Must be called inside a tokio runtime.
-pub fn start(path: &Path, view: Arc<ClusterView>) -> Result<FileSource, LoadError> {
-    let snapshot = load(path)?;
+/// The load runs on a blocking thread, so the caller can stop waiting for
+/// a large file (on SIGTERM) while it is read.
+pub async fn start(path: &Path, view: Arc<ClusterView>) -> Result<FileSource, LoadError> {
+    tracing::info!(file = %path.display(), "loading the cluster state");
+    let owned = path.to_path_buf();
+    let snapshot = match tokio::task::spawn_blocking(move || load(&owned)).await {
+        Ok(loaded) => loaded?,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    };
     log_published(path, &snapshot);
     view.publish(snapshot);
 
@@ -214,7 +220,7 @@ mod tests {
         )
         .unwrap();
         let view = Arc::new(ClusterView::new());
-        let err = start(&path, view.clone()).err().expect("must fail");
+        let err = start(&path, view.clone()).await.err().expect("must fail");
         let msg = err.to_string();
         assert!(msg.contains("state.json:3:"), "{msg}");
         assert!(msg.contains("Node"), "{msg}");
@@ -225,6 +231,7 @@ mod tests {
     async fn missing_file_is_a_read_error() {
         let view = Arc::new(ClusterView::new());
         let err = start(Path::new("/nonexistent/state.yaml"), view)
+            .await
             .err()
             .expect("must fail");
         assert!(err.to_string().contains("cannot read"), "{err}");
@@ -236,7 +243,7 @@ mod tests {
         let path = dir.path().join("state.json");
         std::fs::write(&path, nodes_json(&["a"])).unwrap();
         let view = Arc::new(ClusterView::new());
-        let _source = start(&path, view.clone()).unwrap();
+        let _source = start(&path, view.clone()).await.unwrap();
         assert_eq!(view.current().unwrap().nodes().len(), 1);
 
         std::fs::write(&path, nodes_json(&["a", "b"])).unwrap();
