@@ -14,7 +14,7 @@ pub use assume::AssumeError;
 pub use binder::{BindRequest, Binder};
 pub use snapshot::{
     Candidates, ClusterObjects, DomainId, KeyDomains, NodeIdx, NodeInfo, ObjectCounts, Owners,
-    PodChange, PodRef, SharedObjects, Snapshot, TopologyIndex,
+    PdbIndex, PodChange, PodPdbs, PodRef, SharedObjects, Snapshot, TopologyIndex,
 };
 pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

@@ -3,9 +3,9 @@
 //! Built once per change by a source and never mutated afterwards. Indexes
 //! answer the questions the policies ask without scanning all pods: pods by
 //! node, pods by namespace, pods that carry pod (anti-)affinity terms, pod by
-//! UID, namespace labels, PDBs by namespace, PriorityClasses by name, the
-//! owners that define default spread selectors, and topology domains per
-//! label key. Collections are `Arc`-shared so a source can publish a new
+//! UID, unbound pods by nominated node, namespace labels, the PDBs selecting
+//! each bound pod, PriorityClasses by name, the owners that define default
+//! spread selectors, and topology domains per label key. Collections are `Arc`-shared so a source can publish a new
 //! snapshot that reuses every part an update did not touch.
 
 use std::collections::BTreeMap;
@@ -21,16 +21,18 @@ use crate::model::{
 
 mod indexes;
 mod label_index;
+mod nominated_index;
+mod pdb_index;
 mod term_holders;
 mod topology;
 mod uid_index;
 mod update;
 
-use self::indexes::{
-    namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
-};
+use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 pub use self::label_index::Candidates;
 use self::label_index::LabelIndex;
+use self::nominated_index::NominatedIndex;
+pub use self::pdb_index::{PdbIndex, PodPdbs};
 use self::term_holders::TermHolders;
 pub use self::topology::{DomainId, KeyDomains, TopologyIndex};
 pub use self::update::PodChange;
@@ -60,6 +62,9 @@ pub struct NodeInfo {
     pub node: Arc<Node>,
     /// Shared so that a change on another node copies nothing of these.
     pub pods: Arc<[Arc<Pod>]>,
+    /// The PodDisruptionBudgets selecting each of `pods` (positions in
+    /// [`Snapshot::pdbs`]).
+    pub pdbs: PodPdbs,
 }
 
 /// A pod and the index of its node (`None` when unassigned or bound to a
@@ -87,8 +92,9 @@ pub struct Snapshot {
     pods_with_affinity: TermHolders,
     pods_with_required_anti_affinity: TermHolders,
     pod_by_uid: UidIndex,
+    nominated: NominatedIndex,
     namespaces: Arc<Map<String, Arc<Namespace>>>,
-    pdbs_by_namespace: Arc<Map<String, Vec<Arc<PodDisruptionBudget>>>>,
+    pdbs: PdbIndex,
     priority_classes: Arc<BTreeMap<String, Arc<PriorityClass>>>,
     owners_by_namespace: Arc<Map<String, Owners>>,
     topology: Arc<TopologyIndex>,
@@ -180,6 +186,7 @@ impl Snapshot {
             node_index.insert(node.metadata.name.clone(), i as NodeIdx);
         }
         let topology = TopologyIndex::of(&nodes);
+        let pdbs = PdbIndex::new(objects.pdbs);
         let mut node_pods: Vec<Vec<Arc<Pod>>> = vec![Vec::new(); nodes.len()];
 
         let mut by_namespace: Map<String, Vec<PodRef>> = Map::new();
@@ -208,6 +215,7 @@ impl Snapshot {
             .zip(node_pods)
             .map(|(node, pods)| NodeInfo {
                 node,
+                pdbs: pdbs.of_pods(&pods),
                 pods: pods.into(),
             })
             .collect();
@@ -215,6 +223,7 @@ impl Snapshot {
         let all_pods = || by_namespace.values().flatten();
         let with_affinity = TermHolders::build(all_pods(), Pod::has_pod_affinity_terms);
         let with_required_anti = TermHolders::build(all_pods(), Pod::has_required_anti_affinity);
+        let nominated = NominatedIndex::build(all_pods());
         Snapshot {
             nodes: infos.into(),
             node_index: Arc::new(node_index),
@@ -227,8 +236,9 @@ impl Snapshot {
             pods_with_affinity: with_affinity,
             pods_with_required_anti_affinity: with_required_anti,
             pod_by_uid: by_uid.finish(),
+            nominated,
             namespaces: Arc::new(namespaces_by_name(objects.namespaces)),
-            pdbs_by_namespace: Arc::new(pdbs_by_namespace(objects.pdbs)),
+            pdbs,
             priority_classes: Arc::new(priority_classes_by_name(objects.priority_classes)),
             owners_by_namespace: Arc::new(owners_by_namespace(
                 objects.services,
@@ -304,6 +314,11 @@ impl Snapshot {
         self.pod_by_uid.get(uid)
     }
 
+    /// Unbound pods whose `status.nominatedNodeName` is `node`.
+    pub fn nominated_to(&self, node: &str) -> &[Arc<Pod>] {
+        self.nominated.on(node)
+    }
+
     pub fn pod(&self, namespace: &str, name: &str) -> Option<&PodRef> {
         self.pods_in_namespace(namespace)
             .iter()
@@ -323,10 +338,10 @@ impl Snapshot {
         self.namespaces.values().map(|n| &**n)
     }
 
-    pub fn pdbs_in_namespace(&self, namespace: &str) -> &[Arc<PodDisruptionBudget>] {
-        self.pdbs_by_namespace
-            .get(namespace)
-            .map_or(&[], |v| &v[..])
+    /// Every PodDisruptionBudget; [`NodeInfo::pdbs`] says which select
+    /// each bound pod.
+    pub fn pdbs(&self) -> &PdbIndex {
+        &self.pdbs
     }
 
     pub fn priority_class(&self, name: &str) -> Option<&PriorityClass> {
@@ -359,7 +374,7 @@ impl Snapshot {
             nodes: self.nodes.len(),
             pods: self.pod_count,
             namespaces: self.namespaces.len(),
-            pdbs: self.pdbs_by_namespace.values().map(Vec::len).sum(),
+            pdbs: self.pdbs.len(),
             priority_classes: self.priority_classes.len(),
             ..Default::default()
         };

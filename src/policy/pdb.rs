@@ -4,146 +4,55 @@
 //! Budgets start at `status.disruptionsAllowed` and are spent by the pods in
 //! the order given (most important first), so with one disruption left the
 //! more important of two matching pods is fine and the other one violates.
-//! Unlike eviction, an empty selector matches nothing here, and pods already
+//! Unlike eviction, an empty selector matches nothing here (the snapshot's
+//! [`PdbIndex`] knows which budgets select each bound pod), and pods already
 //! listed in `status.disruptedPods` do not spend the budget again.
 
-use std::sync::Arc;
+use crate::cluster::PdbIndex;
+use crate::model::Pod;
 
-use foldhash::HashMap;
-
-use crate::cluster::Snapshot;
-use crate::model::{Pod, PodDisruptionBudget};
-
-/// The snapshot's budgets, prepared once per preemption request: per
-/// namespace (on first use) only the budgets whose selector can select a
-/// pod, looked up by their first matchLabels pair so a pod is matched only
-/// against budgets that could select it.
-pub struct Budgets<'s> {
-    snapshot: &'s Snapshot,
-    namespaces: HashMap<String, NamespaceBudgets<'s>>,
-}
-
-type Budget<'s> = &'s Arc<PodDisruptionBudget>;
-
-#[derive(Default)]
-struct NamespaceBudgets<'s> {
-    /// First matchLabels key → its value → budgets.
-    by_first_label: Vec<(&'s str, HashMap<&'s str, Vec<Budget<'s>>>)>,
-    /// Budgets with matchExpressions only.
-    other: Vec<Budget<'s>>,
-}
-
-impl<'s> Budgets<'s> {
-    pub fn new(snapshot: &'s Snapshot) -> Self {
-        Self {
-            snapshot,
-            namespaces: HashMap::default(),
-        }
-    }
-
-    fn namespace(&mut self, namespace: &str) -> &NamespaceBudgets<'s> {
-        if !self.namespaces.contains_key(namespace) {
-            let prepared = NamespaceBudgets::prepare(self.snapshot.pdbs_in_namespace(namespace));
-            self.namespaces.insert(namespace.to_string(), prepared);
-        }
-        &self.namespaces[namespace]
-    }
-
-    /// For each pod (same order), whether evicting it (after the ones
-    /// before it) exceeds a matching budget. Every call starts from the
-    /// budgets' `disruptionsAllowed` (one call per node, as upstream).
-    pub fn violations(&mut self, pods: &[&Pod]) -> Vec<bool> {
-        let mut spent: Vec<(&Arc<PodDisruptionBudget>, i32)> = Vec::new();
-        pods.iter()
-            .map(|pod| {
-                // A pod without labels matches no budget.
-                if pod.metadata.labels.is_empty() {
-                    return false;
+/// For each pod (same order), given with the positions of the budgets
+/// selecting it, whether evicting it (after the ones before it) exceeds a
+/// budget. Every call starts from the budgets' `disruptionsAllowed` (one
+/// call per node, as upstream).
+pub fn violations(budgets: &PdbIndex, pods: &[(&Pod, &[u32])]) -> Vec<bool> {
+    // (position, disruptions left); a node's victims touch only a few.
+    let mut left: Vec<(u32, i32)> = Vec::new();
+    pods.iter()
+        .map(|&(pod, selecting)| {
+            let mut violating = false;
+            for &position in selecting {
+                let pdb = budgets.pdb(position);
+                if pdb.status.disrupted_pods.contains_key(&pod.metadata.name) {
+                    continue;
                 }
-                let ns = self.namespace(&pod.metadata.namespace);
-                let mut violating = false;
-                for pdb in ns.candidates(pod) {
-                    let selected = pdb
-                        .spec
-                        .selector
-                        .as_ref()
-                        .is_some_and(|s| s.matches(&pod.metadata.labels));
-                    if !selected || pdb.status.disrupted_pods.contains_key(&pod.metadata.name) {
-                        continue;
+                let i = match left.iter().position(|(p, _)| *p == position) {
+                    Some(i) => i,
+                    None => {
+                        left.push((position, pdb.status.disruptions_allowed));
+                        left.len() - 1
                     }
-                    let i = match spent.iter().position(|(b, _)| Arc::ptr_eq(b, pdb)) {
-                        Some(i) => i,
-                        None => {
-                            spent.push((pdb, pdb.status.disruptions_allowed));
-                            spent.len() - 1
-                        }
-                    };
-                    spent[i].1 -= 1;
-                    violating |= spent[i].1 < 0;
-                }
-                violating
-            })
-            .collect()
-    }
-}
-
-impl<'s> NamespaceBudgets<'s> {
-    fn prepare(pdbs: &'s [Arc<PodDisruptionBudget>]) -> Self {
-        let mut prepared = Self::default();
-        for pdb in pdbs {
-            // Unlike eviction, a missing or empty selector selects nothing
-            // here; one that does not parse is skipped.
-            let Some(selector) = &pdb.spec.selector else {
-                continue;
-            };
-            if selector.is_empty() || selector.validate().is_err() {
-                continue;
+                };
+                left[i].1 -= 1;
+                violating |= left[i].1 < 0;
             }
-            match selector.match_labels.iter().next() {
-                Some((key, value)) => {
-                    let i = match prepared.by_first_label.iter().position(|(k, _)| k == key) {
-                        Some(i) => i,
-                        None => {
-                            prepared.by_first_label.push((key, HashMap::default()));
-                            prepared.by_first_label.len() - 1
-                        }
-                    };
-                    prepared.by_first_label[i]
-                        .1
-                        .entry(value.as_str())
-                        .or_default()
-                        .push(pdb);
-                }
-                None => prepared.other.push(pdb),
-            }
-        }
-        prepared
-    }
-
-    /// Budgets that may select `pod`; each budget at most once.
-    fn candidates<'p>(
-        &'p self,
-        pod: &'p Pod,
-    ) -> impl Iterator<Item = &'s Arc<PodDisruptionBudget>> + 'p {
-        self.by_first_label
-            .iter()
-            .filter_map(|(key, by_value)| by_value.get(pod.metadata.labels.get(*key)?.as_str()))
-            .flatten()
-            .chain(&self.other)
-            .copied()
-    }
+            violating
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::ClusterObjects;
+    use crate::cluster::{ClusterObjects, Snapshot};
+    use crate::model::PodDisruptionBudget;
     use serde_json::json;
 
     fn pod(ns: &str, name: &str, labels: serde_json::Value) -> Pod {
-        serde_json::from_value(
-            json!({"metadata": {"name": name, "namespace": ns, "labels": labels}}),
-        )
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
+            "spec": {"nodeName": "n1"}
+        }))
         .unwrap()
     }
 
@@ -165,13 +74,28 @@ mod tests {
         .unwrap()
     }
 
+    /// The pods bound to one node, asked about in the order given.
     fn run(pdbs: Vec<PodDisruptionBudget>, pods: &[Pod]) -> Vec<bool> {
+        let node = serde_json::from_value(json!({"metadata": {"name": "n1"}})).unwrap();
         let snapshot = Snapshot::build(ClusterObjects {
+            nodes: vec![node],
+            pods: pods.to_vec(),
             pdbs,
             ..Default::default()
         });
-        let refs: Vec<&Pod> = pods.iter().collect();
-        Budgets::new(&snapshot).violations(&refs)
+        let info = snapshot.node("n1").unwrap();
+        let asked: Vec<(&Pod, &[u32])> = pods
+            .iter()
+            .map(|p| {
+                let i = info
+                    .pods
+                    .iter()
+                    .position(|q| q.metadata.key() == p.metadata.key());
+                let i = i.unwrap();
+                (&*info.pods[i], info.pdbs.of(i))
+            })
+            .collect();
+        violations(snapshot.pdbs(), &asked)
     }
 
     #[test]

@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{Map, NodeIdx, Owners};
-use crate::model::{
-    MapSelectorOwner, Namespace, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
-};
+use crate::model::{MapSelectorOwner, Namespace, Pod, PriorityClass, SelectorOwner};
 
 /// The node a pod runs on, when it is bound to a node the view knows.
 pub(super) fn node_of(node_index: &Map<String, NodeIdx>, pod: &Pod) -> Option<NodeIdx> {
@@ -22,19 +20,6 @@ pub(super) fn namespaces_by_name(namespaces: Vec<Arc<Namespace>>) -> Map<String,
         .into_iter()
         .map(|n| (n.metadata.name.clone(), n))
         .collect()
-}
-
-pub(super) fn pdbs_by_namespace(
-    pdbs: Vec<Arc<PodDisruptionBudget>>,
-) -> Map<String, Vec<Arc<PodDisruptionBudget>>> {
-    let mut by_ns: Map<String, Vec<Arc<PodDisruptionBudget>>> = Map::default();
-    for pdb in pdbs {
-        by_ns
-            .entry(pdb.metadata.namespace.clone())
-            .or_default()
-            .push(pdb);
-    }
-    by_ns
 }
 
 pub(super) fn priority_classes_by_name(

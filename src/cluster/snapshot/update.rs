@@ -1,16 +1,15 @@
 //! Incremental updates: a new snapshot from an old one and a few changes,
 //! sharing every part the changes did not touch. One pod change copies its
 //! namespace's pod list, the pod lists of its old and new node, one UID
-//! shard, and (only for pods with affinity terms) the affinity lists.
+//! shard, and (only for pods with affinity terms) the affinity lists; the
+//! PDBs selecting each pod are matched again only on the touched nodes.
 
 use std::sync::Arc;
 
 use foldhash::HashSet;
 
-use super::indexes::{
-    namespaces_by_name, node_of, owners_by_namespace, pdbs_by_namespace, priority_classes_by_name,
-};
-use super::{Map, NodeIdx, NodeInfo, PodRef, Snapshot, TopologyIndex};
+use super::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
+use super::{Map, NodeIdx, NodeInfo, PdbIndex, PodRef, Snapshot, TopologyIndex};
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
@@ -107,6 +106,7 @@ impl Snapshot {
             pod_by_uid: self
                 .pod_by_uid
                 .with_changes(removed.iter().map(|r| r.pod.metadata.uid.as_str()), &added),
+            nominated: self.nominated.with_changes(&removed, &added),
             pod_count: self.pod_count + added.len() - removed.len(),
             ..self.clone()
         }
@@ -146,6 +146,7 @@ impl Snapshot {
                 .cloned()
                 .chain(new)
                 .collect();
+            info.pdbs = self.pdbs.of_pods(&pods);
             info.pods = pods.into();
         }
         nodes.into()
@@ -183,9 +184,24 @@ impl Snapshot {
         }
     }
 
+    /// New budgets; pods are matched again only when a budget was added,
+    /// removed or got another selector (status updates are the common case).
     pub fn with_pdbs(&self, pdbs: Vec<Arc<PodDisruptionBudget>>) -> Snapshot {
+        let pdbs = PdbIndex::new(pdbs);
+        let nodes = if pdbs.selects_like(&self.pdbs) {
+            self.nodes.clone()
+        } else {
+            self.nodes
+                .iter()
+                .map(|info| NodeInfo {
+                    pdbs: pdbs.of_pods(&info.pods),
+                    ..info.clone()
+                })
+                .collect()
+        };
         Snapshot {
-            pdbs_by_namespace: Arc::new(pdbs_by_namespace(pdbs)),
+            nodes,
+            pdbs,
             ..self.clone()
         }
     }
@@ -228,9 +244,12 @@ mod tests {
         .unwrap()
     }
 
+    /// Labelled `app=<name up to the first dash>`.
     fn pod(ns: &str, name: &str, node: &str, anti: bool) -> Pod {
+        let app = name.split('-').next().unwrap();
         let mut v = serde_json::json!({
-            "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}")},
+            "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}"),
+                         "labels": {"app": app}},
             "spec": {"nodeName": node},
             "status": {"phase": "Running"}
         });
@@ -250,7 +269,16 @@ mod tests {
     fn answers(s: &Snapshot) -> String {
         let mut out = Vec::new();
         for n in s.nodes() {
-            let mut pods: Vec<_> = n.pods.iter().map(|p| p.metadata.key()).collect();
+            let mut pods: Vec<_> = n
+                .pods
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let pdbs: Vec<_> = n.pdbs.of(i).iter().map(|&b| s.pdbs().pdb(b)).collect();
+                    let pdbs: Vec<_> = pdbs.iter().map(|b| b.metadata.key()).collect();
+                    format!("{} pdbs {}", p.metadata.key(), pdbs.join(","))
+                })
+                .collect();
             pods.sort();
             out.push(format!("node {} {:?}", n.node.name(), pods));
         }
@@ -270,6 +298,7 @@ mod tests {
         for holders in [&s.pods_with_affinity, &s.pods_with_required_anti_affinity] {
             out.extend(holders.describe());
         }
+        out.extend(s.nominated.describe());
         for (_, pods) in s.namespaces_with_pods() {
             for r in pods {
                 let by_uid = s.pod_by_uid(&r.pod.metadata.uid).unwrap();
@@ -285,6 +314,20 @@ mod tests {
         out.join("\n")
     }
 
+    fn pdb(ns: &str, app: &str, allowed: i32) -> PodDisruptionBudget {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": app, "namespace": ns},
+            "spec": {"selector": {"matchLabels": {"app": app}}},
+            "status": {"disruptionsAllowed": allowed}
+        }))
+        .unwrap()
+    }
+
+    fn nominated(mut p: Pod, node: &str) -> Pod {
+        p.status.nominated_node_name = node.into();
+        p
+    }
+
     fn base_objects() -> ClusterObjects {
         ClusterObjects {
             nodes: vec![node("a", "z1"), node("b", "z1"), node("c", "z2")],
@@ -293,6 +336,13 @@ mod tests {
                 pod("shop", "web-2", "b", false),
                 pod("shop", "pending", "", false),
                 pod("db", "pg-0", "c", false),
+                nominated(pod("db", "pg-1", "", false), "c"),
+            ],
+            // "x" selects pods of namespace "new" only once one arrives.
+            pdbs: vec![
+                pdb("shop", "web", 1),
+                pdb("db", "pg", 0),
+                pdb("new", "x", 0),
             ],
             ..Default::default()
         }
@@ -323,6 +373,7 @@ mod tests {
                 pod("shop", "web-2", "b", false),
                 pod("shop", "pending", "c", true),
                 pod("db", "pg-0", "c", false),
+                nominated(pod("db", "pg-1", "", false), "c"),
             ],
         );
     }
@@ -330,7 +381,10 @@ mod tests {
     #[test]
     fn deleting_the_last_pod_of_a_namespace_drops_the_namespace() {
         check(
-            vec![PodChange::delete("db", "pg-0")],
+            vec![
+                PodChange::delete("db", "pg-0"),
+                PodChange::delete("db", "pg-1"),
+            ],
             vec![
                 pod("shop", "web-1", "a", true),
                 pod("shop", "web-2", "b", false),
@@ -359,6 +413,7 @@ mod tests {
                 pod("shop", "web-1", "a", true),
                 pod("shop", "pending", "", false),
                 pod("db", "pg-0", "c", false),
+                nominated(pod("db", "pg-1", "", false), "c"),
             ],
         );
     }
@@ -375,8 +430,96 @@ mod tests {
                 pod("shop", "web-2", "b", false),
                 pod("shop", "pending", "", false),
                 pod("db", "pg-0", "c", false),
+                nominated(pod("db", "pg-1", "", false), "c"),
             ],
         );
+    }
+
+    #[test]
+    fn binding_a_nominated_pod_takes_it_out_of_the_nominated_index() {
+        let bound = nominated(pod("db", "pg-1", "c", false), "c");
+        check(
+            vec![PodChange::upsert(Arc::new(bound.clone()))],
+            vec![
+                pod("shop", "web-1", "a", true),
+                pod("shop", "web-2", "b", false),
+                pod("shop", "pending", "", false),
+                pod("db", "pg-0", "c", false),
+                bound,
+            ],
+        );
+    }
+
+    #[test]
+    fn a_new_or_changed_nomination_moves_the_pod_in_the_nominated_index() {
+        check(
+            vec![
+                PodChange::upsert(Arc::new(nominated(pod("shop", "pending", "", false), "a"))),
+                PodChange::upsert(Arc::new(nominated(pod("db", "pg-1", "", false), "gone"))),
+            ],
+            vec![
+                pod("shop", "web-1", "a", true),
+                pod("shop", "web-2", "b", false),
+                nominated(pod("shop", "pending", "", false), "a"),
+                pod("db", "pg-0", "c", false),
+                nominated(pod("db", "pg-1", "", false), "gone"),
+            ],
+        );
+        let s = Snapshot::build(base_objects());
+        assert_eq!(s.nominated_to("c").len(), 1);
+        let s2 = s.with_pod_changes(&[PodChange::delete("db", "pg-1")]);
+        assert!(s2.nominated_to("c").is_empty());
+        assert_eq!(s.nominated_to("c").len(), 1, "the old snapshot keeps it");
+    }
+
+    #[test]
+    fn a_pod_moving_to_another_node_takes_its_budgets_along() {
+        check(
+            vec![PodChange::upsert(Arc::new(pod("shop", "web-1", "c", true)))],
+            vec![
+                pod("shop", "web-1", "c", true),
+                pod("shop", "web-2", "b", false),
+                pod("shop", "pending", "", false),
+                pod("db", "pg-0", "c", false),
+                nominated(pod("db", "pg-1", "", false), "c"),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_status_update_of_the_budgets_keeps_the_matches_and_shows_the_status() {
+        let s = Snapshot::build(base_objects());
+        let s2 = s.with_pdbs(vec![
+            Arc::new(pdb("shop", "web", 5)),
+            Arc::new(pdb("db", "pg", 0)),
+            Arc::new(pdb("new", "x", 0)),
+        ]);
+        assert!(Arc::ptr_eq(&s.nodes, &s2.nodes), "no node is matched again");
+        let a = s2.node("a").unwrap();
+        assert_eq!(s2.pdbs().pdb(a.pdbs.of(0)[0]).status.disruptions_allowed, 5);
+        assert_eq!(answers(&s2), answers(&s));
+    }
+
+    #[test]
+    fn new_or_changed_budgets_match_the_pods_again() {
+        let mut web_too = pdb("shop", "web", 0);
+        web_too.metadata.name = "web-too".into();
+        let mut pg_now_web = pdb("db", "pg", 0);
+        pg_now_web.spec = pdb("db", "web", 0).spec;
+        let pdbs = vec![pdb("shop", "web", 1), web_too, pg_now_web];
+        let incremental =
+            Snapshot::build(base_objects()).with_pdbs(pdbs.iter().cloned().map(Arc::new).collect());
+        let rebuilt = Snapshot::build(ClusterObjects {
+            pdbs,
+            ..base_objects()
+        });
+        assert_eq!(answers(&incremental), answers(&rebuilt));
+        let text = answers(&incremental);
+        assert!(
+            text.contains("shop/web-1 pdbs shop/web,shop/web-too"),
+            "{text}"
+        );
+        assert!(text.contains(r#""db/pg-0 pdbs ""#), "{text}");
     }
 
     #[test]

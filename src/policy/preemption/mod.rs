@@ -3,9 +3,9 @@
 //! ([`eligibility`]), which pods must go on a node so it fits
 //! ([`victims`]), and which node upstream would then choose ([`pick`]).
 //!
-//! The preemptor's state is prepared once per request ([`Preemptor::new`]),
-//! with the PodDisruptionBudgets and the pods nominated to each node
-//! ([`nominated`]); each node then removes and re-adds pods on that state
+//! The preemptor's state is prepared once per request ([`Preemptor::new`]);
+//! the pods nominated to each node ([`nominated`]) and the budgets
+//! selecting each pod come indexed with the snapshot. Each node then removes and re-adds pods on that state
 //! and restores it, never re-preparing and never copying it.
 
 pub mod eligibility;
@@ -23,9 +23,7 @@ use crate::model::{Node, Pod};
 
 use super::Verdict;
 use super::filter::PodFilters;
-use super::pdb::Budgets;
 use super::resources::{Requests, pod_requests};
-use nominated::NominatedPods;
 
 pub use pick::pick_one_node;
 
@@ -59,9 +57,6 @@ pub struct Preemptor<'a, F> {
     filters: F,
     /// Stands in for a missing `status.startTime` (upstream uses "now").
     now: Timestamp,
-    budgets: Budgets<'a>,
-    /// Built when the first node is looked at.
-    nominated: Option<NominatedPods<'a>>,
 }
 
 impl<'a, F: NodeFilters> Preemptor<'a, F> {
@@ -72,8 +67,6 @@ impl<'a, F: NodeFilters> Preemptor<'a, F> {
             requests: pod_requests(pod),
             filters,
             now,
-            budgets: Budgets::new(snapshot),
-            nominated: None,
         }
     }
 

@@ -6,43 +6,23 @@
 
 use std::sync::Arc;
 
-use foldhash::HashMap;
-
 use crate::cluster::Snapshot;
 use crate::model::Pod;
 
-/// Nominated pods by node, those that count against `preemptor` only.
-pub struct NominatedPods<'s> {
-    by_node: HashMap<&'s str, Vec<&'s Arc<Pod>>>,
-}
-
-impl<'s> NominatedPods<'s> {
-    /// One pass over the unbound pods of the view. Pods of lower priority
-    /// than the preemptor are left out (they lose their nomination instead),
-    /// and so is the preemptor itself.
-    pub fn new(snapshot: &'s Snapshot, preemptor: &Pod) -> Self {
-        let mut by_node: HashMap<&'s str, Vec<&'s Arc<Pod>>> = HashMap::default();
-        let priority = preemptor.priority();
-        for (_, pods) in snapshot.namespaces_with_pods() {
-            for r in pods.iter().filter(|r| r.node.is_none()) {
-                let pod = &r.pod;
-                let node = pod.status.nominated_node_name.as_str();
-                if node.is_empty()
-                    || !pod.spec.node_name.is_empty()
-                    || pod.priority() < priority
-                    || is_same_pod(pod, preemptor)
-                {
-                    continue;
-                }
-                by_node.entry(node).or_default().push(pod);
-            }
-        }
-        Self { by_node }
-    }
-
-    pub fn on(&self, node: &str) -> &[&'s Arc<Pod>] {
-        self.by_node.get(node).map_or(&[], Vec::as_slice)
-    }
+/// The pods nominated to `node` that count against `preemptor`: those of
+/// lower priority are left out (they lose their nomination instead), and
+/// so is the preemptor itself.
+pub fn nominated_against<'s>(
+    snapshot: &'s Snapshot,
+    preemptor: &Pod,
+    node: &str,
+) -> Vec<&'s Arc<Pod>> {
+    let priority = preemptor.priority();
+    snapshot
+        .nominated_to(node)
+        .iter()
+        .filter(|p| p.priority() >= priority && !is_same_pod(p, preemptor))
+        .collect()
 }
 
 /// Upstream compares UIDs; a preemptor sent without one is recognised by

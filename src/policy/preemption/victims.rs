@@ -14,8 +14,13 @@ use crate::model::{Node, Pod};
 use crate::policy::resources::{NodeResources, Requests, cached_requests};
 use crate::policy::{Failure, Verdict};
 
-use super::nominated::NominatedPods;
+use super::nominated::nominated_against;
 use super::{NodeFilters, Preemptor, Victims, by_importance, start_time};
+use crate::policy::pdb::violations;
+
+/// A lower-priority pod of the node: the pod, what it requests, and the
+/// positions of the budgets selecting it.
+type Potential<'a> = (&'a Arc<Pod>, &'a Requests, &'a [u32]);
 
 impl<F: NodeFilters> Preemptor<'_, F> {
     /// The victims on `info`'s node, or why preemption cannot help there.
@@ -28,11 +33,12 @@ impl<F: NodeFilters> Preemptor<'_, F> {
     pub fn select_victims(&mut self, info: &NodeInfo) -> Result<Victims, Failure> {
         let node = &*info.node;
         let priority = self.priority();
-        let mut potential: Vec<(&Arc<Pod>, &Requests)> = info
+        let mut potential: Vec<Potential> = info
             .pods
             .iter()
-            .filter(|p| p.priority() < priority)
-            .map(|p| (p, cached_requests(p)))
+            .enumerate()
+            .filter(|(_, p)| p.priority() < priority)
+            .map(|(i, p)| (p, cached_requests(p), info.pdbs.of(i)))
             .collect();
         if potential.is_empty() {
             return Err(Failure::unresolvable(
@@ -41,12 +47,8 @@ impl<F: NodeFilters> Preemptor<'_, F> {
         }
         // MoreImportantPod on keys read once per pod, not per comparison.
         let now = self.now;
-        potential.sort_by_cached_key(|(p, _)| (Reverse(p.priority()), start_time(p, now)));
-        let (snapshot, pod) = (self.snapshot, self.pod);
-        let nominated = self
-            .nominated
-            .get_or_insert_with(|| NominatedPods::new(snapshot, pod))
-            .on(node.name());
+        potential.sort_by_cached_key(|(p, _, _)| (Reverse(p.priority()), start_time(p, now)));
+        let nominated = nominated_against(self.snapshot, self.pod, node.name());
         let mut state = NodeState {
             resources: NodeResources::new(
                 &node.status.allocatable,
@@ -55,17 +57,18 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             filters: &mut self.filters,
             request: &self.requests,
             node,
-            nominated,
+            nominated: &nominated,
             removed: vec![false; potential.len()],
         };
         state.add_nominated();
         for i in 0..potential.len() {
             state.remove(i, &potential);
         }
-        let budgets = &mut self.budgets;
+        let budgets = self.snapshot.pdbs();
         let outcome = state.fits().map(|()| {
-            let ordered: Vec<&Pod> = potential.iter().map(|(p, _)| &***p).collect();
-            let violating = budgets.violations(&ordered);
+            let ordered: Vec<(&Pod, &[u32])> =
+                potential.iter().map(|&(p, _, pdbs)| (&**p, pdbs)).collect();
+            let violating = violations(budgets, &ordered);
             reprieve(&mut state, &potential, &violating)
         });
         state.restore(&potential);
@@ -95,7 +98,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
 /// the preemptor fit is evicted again and becomes a victim.
 fn reprieve<F: NodeFilters>(
     state: &mut NodeState<'_, F>,
-    potential: &[(&Arc<Pod>, &Requests)],
+    potential: &[Potential],
     violating: &[bool],
 ) -> Victims {
     let mut victims = Victims {
@@ -136,15 +139,15 @@ impl<F: NodeFilters> NodeState<'_, F> {
         }
     }
 
-    fn remove(&mut self, i: usize, potential: &[(&Arc<Pod>, &Requests)]) {
-        let (pod, req) = potential[i];
+    fn remove(&mut self, i: usize, potential: &[Potential]) {
+        let (pod, req, _) = potential[i];
         self.resources.remove_pod(req);
         self.filters.remove_pod(pod, self.node);
         self.removed[i] = true;
     }
 
-    fn add_back(&mut self, i: usize, potential: &[(&Arc<Pod>, &Requests)]) {
-        let (pod, req) = potential[i];
+    fn add_back(&mut self, i: usize, potential: &[Potential]) {
+        let (pod, req, _) = potential[i];
         self.resources.add_pod(req);
         self.filters.add_pod(pod, self.node);
         self.removed[i] = false;
@@ -185,8 +188,8 @@ impl<F: NodeFilters> NodeState<'_, F> {
     }
 
     /// Put the filter state back as it was before this node.
-    fn restore(mut self, potential: &[(&Arc<Pod>, &Requests)]) {
-        for (i, (pod, _)) in potential.iter().enumerate() {
+    fn restore(mut self, potential: &[Potential]) {
+        for (i, (pod, _, _)) in potential.iter().enumerate() {
             if self.removed[i] {
                 self.filters.add_pod(pod, self.node);
             }
