@@ -160,8 +160,9 @@ fn bench(c: &mut Criterion) {
         })
     });
     // A watch event in the pod's namespace just before the request: the
-    // request reads a new snapshot whose label index for that namespace is
-    // still cold (live mode's worst case for "latency does not move").
+    // request reads the new snapshot, whose label index for that namespace
+    // was carried over from the old one (live mode's "latency does not
+    // move"). The snapshot is dropped inside the timed routine.
     let mut moved = self::pod(7);
     moved
         .metadata
