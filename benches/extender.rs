@@ -163,8 +163,7 @@ fn bench(c: &mut Criterion) {
     // request reads the new snapshot, whose label index for that namespace
     // was carried over from the old one (live mode's "latency does not
     // move"). The snapshot is returned, so freeing it (its copied node
-    // list) is not timed: a request reads a snapshot, it does not free the
-    // one it reads.
+    // list) is not timed: in live mode the writer frees retired snapshots.
     let mut moved = self::pod(7);
     moved
         .metadata
