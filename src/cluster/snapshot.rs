@@ -30,7 +30,7 @@ mod update;
 
 use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 pub use self::label_index::Candidates;
-use self::label_index::LabelIndex;
+use self::label_index::{LabelIndex, ListEdit};
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};
 use self::term_holders::TermHolders;
@@ -88,7 +88,7 @@ pub struct Owners {
 pub struct Snapshot {
     nodes: Arc<[NodeInfo]>,
     node_index: Arc<Map<String, NodeIdx>>,
-    pods_by_namespace: Arc<Map<String, Arc<[PodRef]>>>,
+    pods_by_namespace: Arc<Map<String, NamespacePods>>,
     pods_with_affinity: TermHolders,
     pods_with_required_anti_affinity: TermHolders,
     pod_by_uid: UidIndex,
@@ -98,9 +98,31 @@ pub struct Snapshot {
     priority_classes: Arc<BTreeMap<String, Arc<PriorityClass>>>,
     owners_by_namespace: Arc<Map<String, Owners>>,
     topology: Arc<TopologyIndex>,
-    /// Lazily built, shared with every snapshot derived from this one.
-    label_index: Arc<LabelIndex>,
     pod_count: usize,
+}
+
+/// The pods of one namespace and the label index over exactly that list;
+/// both are replaced together when the list changes.
+#[derive(Debug, Clone)]
+struct NamespacePods {
+    pods: Arc<[PodRef]>,
+    labels: Arc<LabelIndex>,
+}
+
+impl NamespacePods {
+    fn new(pods: Arc<[PodRef]>) -> Self {
+        Self {
+            pods,
+            labels: Arc::default(),
+        }
+    }
+
+    /// The new list `pods`, made from this one by `edit`, with the label
+    /// index carried over.
+    fn edited(&self, pods: Arc<[PodRef]>, edit: &ListEdit) -> Self {
+        let labels = Arc::new(self.labels.after(&self.pods, &pods, edit));
+        Self { pods, labels }
+    }
 }
 
 /// Objects in the view by kind, for metrics and logs.
@@ -230,7 +252,7 @@ impl Snapshot {
             pods_by_namespace: Arc::new(
                 by_namespace
                     .into_iter()
-                    .map(|(k, v)| (k, Arc::from(v)))
+                    .map(|(k, v)| (k, NamespacePods::new(v.into())))
                     .collect(),
             ),
             pods_with_affinity: with_affinity,
@@ -247,7 +269,6 @@ impl Snapshot {
                 objects.replication_controllers,
             )),
             topology: Arc::new(topology),
-            label_index: Arc::default(),
             pod_count,
         }
     }
@@ -274,7 +295,7 @@ impl Snapshot {
     pub fn pods_in_namespace(&self, namespace: &str) -> &[PodRef] {
         self.pods_by_namespace
             .get(namespace)
-            .map_or(&NO_PODS[..], |p| &p[..])
+            .map_or(&NO_PODS[..], |p| &p.pods[..])
     }
 
     /// The pods of `namespace` that may match `selector`: every pod it
@@ -282,7 +303,7 @@ impl Snapshot {
     /// through a label index when the selector has an equality requirement.
     pub fn pods_maybe_selected(&self, namespace: &str, selector: &LabelSelector) -> Candidates<'_> {
         match self.pods_by_namespace.get(namespace) {
-            Some(pods) => self.label_index.candidates(namespace, pods, selector),
+            Some(p) => p.labels.candidates(&p.pods, selector),
             None => Candidates::All(NO_PODS.iter()),
         }
     }
@@ -291,7 +312,7 @@ impl Snapshot {
     pub fn namespaces_with_pods(&self) -> impl Iterator<Item = (&str, &[PodRef])> {
         self.pods_by_namespace
             .iter()
-            .map(|(k, v)| (k.as_str(), &v[..]))
+            .map(|(k, v)| (k.as_str(), &v.pods[..]))
     }
 
     /// Bound pods with any pod affinity or anti-affinity term that could

@@ -19,6 +19,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
@@ -146,6 +147,12 @@ impl FakeApiServer {
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        // Like the real API server (Go sets TCP_NODELAY on every
+        // connection): without it, Nagle holds a watch event behind the
+        // client's delayed ACK of the previous one, for up to 40 ms.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });

@@ -32,6 +32,10 @@ struct Writer {
     settings: WriterSettings,
     store: Store,
     base: Option<Snapshot>,
+    /// The base before `base`, kept one publish longer: a request still
+    /// reading it then drops only its handle, and the writer, not the
+    /// request, frees the parts no newer snapshot shares.
+    retired: Option<Snapshot>,
     kinds: [KindSync; 9],
     stale: bool,
 }
@@ -42,6 +46,7 @@ pub async fn run(view: Arc<ClusterView>, settings: WriterSettings, mut rx: mpsc:
         settings,
         store: Store::default(),
         base: None,
+        retired: None,
         kinds: Default::default(),
         stale: false,
     };
@@ -131,7 +136,7 @@ impl Writer {
         let first = self.base.is_none();
         let next = self.store.snapshot(self.base.as_ref());
         self.view.publish(next.clone());
-        self.base = Some(next);
+        self.retired = self.base.replace(next);
         self.view.sync_stats().record_publish(started.elapsed());
         if first {
             tracing::info!(

@@ -1,67 +1,45 @@
-//! Pods of a namespace by label, built lazily per namespace: a selector's
-//! equality requirements (`matchLabels`, `In` with one value) narrow the
-//! namespace's pods to one posting list before the full selector is
-//! checked. Spread and affinity preparation would otherwise match every pod
-//! of the namespace (thousands) against the selector on each request.
+//! Pods of one namespace by label: a selector's equality requirements
+//! (`matchLabels`, `In` with one value) narrow the namespace's pods to one
+//! posting list before the full selector is checked. Spread and affinity
+//! preparation would otherwise match every pod of the namespace (thousands)
+//! against the selector on each request.
 //!
-//! The cache is shared by all snapshots derived incrementally from one
-//! build; an entry is valid while it was built from the namespace's
-//! current pod list (same allocation), and is rebuilt on first use after
-//! that list changed, one label key at a time.
+//! An index belongs to one pod list and is filled per label key on first
+//! use. When a watch event changes the list, the publisher derives the new
+//! list's index from the old one ([`LabelIndex::after`]): every key already
+//! built is carried over with only the changed positions fixed, so the
+//! first request after an event finds the index as warm as before it.
 
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::{Map, PodRef};
 use crate::model::LabelSelector;
 use crate::model::selector::SelectorOperator;
 
-/// One label key's values → positions in the namespace's pod list.
-type Postings = Map<String, Vec<u32>>;
+/// One label key's values → positions in the pod list, ascending.
+type Postings = Map<String, Arc<[u32]>>;
 
-#[derive(Debug)]
-struct Entry {
-    built_from: Weak<[PodRef]>,
-    /// Built per label key on first use: an event in the namespace makes
-    /// the next request index only the keys its selectors ask about.
+#[derive(Debug, Default)]
+pub(super) struct LabelIndex {
     by_key: Mutex<Map<String, Arc<Postings>>>,
 }
 
-impl Entry {
-    fn postings(&self, key: &str, pods: &[PodRef]) -> Arc<Postings> {
-        let mut by_key = self.by_key.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(p) = by_key.get(key) {
-            return Arc::clone(p);
-        }
-        let mut postings = Postings::default();
-        for (i, r) in pods.iter().enumerate() {
-            if let Some(v) = r.pod.metadata.labels.get(key) {
-                match postings.get_mut(v.as_str()) {
-                    Some(list) => list.push(i as u32),
-                    None => {
-                        postings.insert(v.clone(), vec![i as u32]);
-                    }
-                }
-            }
-        }
-        let postings = Arc::new(postings);
-        by_key.insert(key.to_string(), Arc::clone(&postings));
-        postings
-    }
-}
-
+/// How a namespace's new pod list was made from its old one: the old
+/// positions dropped, the pods replaced in place (old position, new
+/// position), and the new pods appended after every kept one.
 #[derive(Debug, Default)]
-pub struct LabelIndex {
-    by_namespace: Mutex<Map<String, Arc<Entry>>>,
+pub(super) struct ListEdit {
+    pub dropped: Vec<u32>,
+    pub replaced: Vec<(u32, u32)>,
 }
 
 impl LabelIndex {
-    /// The pods of `pods` (the namespace's current list) that carry every
+    /// The pods of `pods` (the list this index belongs to) that carry every
     /// equality requirement of `selector`: a superset of the pods it
     /// selects, in list order. Without such a requirement, all of them.
-    pub fn candidates<'a>(
+    pub(super) fn candidates<'a>(
         &self,
-        namespace: &str,
-        pods: &'a Arc<[PodRef]>,
+        pods: &'a [PodRef],
         selector: &LabelSelector,
     ) -> Candidates<'a> {
         let equalities = selector
@@ -78,46 +56,160 @@ impl LabelIndex {
         if equalities.peek().is_none() || pods.len() < MIN_INDEXED {
             return Candidates::All(pods.iter());
         }
-        let entry = self.entry(namespace, pods);
-        // The shortest posting list; copied once, not per requirement.
-        let mut best: Option<(Arc<Postings>, &str, usize)> = None;
+        // The shortest posting list.
+        let mut best: Option<Arc<[u32]>> = None;
         for (k, v) in equalities {
-            let postings = entry.postings(k, pods);
-            let len = postings.get(v).map_or(0, Vec::len);
-            if best.as_ref().is_none_or(|(_, _, b)| len < *b) {
-                best = Some((postings, v, len));
+            let list = self
+                .postings(k, pods)
+                .get(v)
+                .cloned()
+                .unwrap_or_else(|| Arc::from([]));
+            if best.as_ref().is_none_or(|b| list.len() < b.len()) {
+                best = Some(list);
             }
         }
-        let positions: Arc<[u32]> = best
-            .and_then(|(postings, v, _)| postings.get(v).map(|l| Arc::from(&l[..])))
-            .unwrap_or_else(|| Arc::from([]));
         Candidates::Listed {
             pods,
-            positions,
+            positions: best.unwrap_or_else(|| Arc::from([])),
             next: 0,
         }
     }
 
-    /// The namespace's entry for this pod list, a fresh one when the list
-    /// changed since the entry was made.
-    fn entry(&self, namespace: &str, pods: &Arc<[PodRef]>) -> Arc<Entry> {
-        let mut by_namespace = self
-            .by_namespace
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(e) = by_namespace.get(namespace)
-            && std::ptr::addr_eq(e.built_from.as_ptr(), Arc::as_ptr(pods))
-            && e.built_from.strong_count() > 0
-        {
-            return Arc::clone(e);
+    fn postings(&self, key: &str, pods: &[PodRef]) -> Arc<Postings> {
+        let mut by_key = self.by_key.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(p) = by_key.get(key) {
+            return Arc::clone(p);
         }
-        let entry = Arc::new(Entry {
-            built_from: Arc::downgrade(pods),
-            by_key: Mutex::default(),
-        });
-        by_namespace.insert(namespace.to_string(), Arc::clone(&entry));
-        entry
+        let postings = Arc::new(build_postings(key, pods));
+        by_key.insert(key.to_string(), Arc::clone(&postings));
+        postings
     }
+
+    /// The index of `new`, made from `old` (the list this index belongs
+    /// to) by `edit`: each key built here is carried over, shared whole
+    /// when the edit moved none of its positions.
+    pub(super) fn after(&self, old: &[PodRef], new: &[PodRef], edit: &ListEdit) -> LabelIndex {
+        let built = self
+            .by_key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let by_key = built
+            .into_iter()
+            .map(|(key, postings)| {
+                let derived = postings_after(&key, &postings, old, new, edit);
+                (key, derived)
+            })
+            .collect();
+        LabelIndex {
+            by_key: Mutex::new(by_key),
+        }
+    }
+}
+
+fn build_postings(key: &str, pods: &[PodRef]) -> Postings {
+    let mut lists: Map<&str, Vec<u32>> = Map::default();
+    for (i, r) in pods.iter().enumerate() {
+        if let Some(v) = r.pod.metadata.labels.get(key) {
+            lists.entry(v.as_str()).or_default().push(i as u32);
+        }
+    }
+    lists
+        .into_iter()
+        .map(|(v, list)| (v.to_string(), Arc::from(list)))
+        .collect()
+}
+
+/// One key's postings for `new`, from its postings for `old`.
+fn postings_after(
+    key: &str,
+    postings: &Arc<Postings>,
+    old: &[PodRef],
+    new: &[PodRef],
+    edit: &ListEdit,
+) -> Arc<Postings> {
+    fn value<'a>(r: &'a PodRef, key: &str) -> Option<&'a String> {
+        r.pod.metadata.labels.get(key)
+    }
+    let kept = old.len() - edit.dropped.len();
+    // (value before, value after, new position) of each pod whose value
+    // of `key` changed: replaced in place with another value, or appended.
+    let moves: Vec<(Option<&String>, Option<&String>, u32)> = edit
+        .replaced
+        .iter()
+        .filter_map(|&(o, n)| {
+            let (before, after) = (value(&old[o as usize], key), value(&new[n as usize], key));
+            (before != after).then_some((before, after, n))
+        })
+        .chain(
+            new[kept..]
+                .iter()
+                .zip(kept as u32..)
+                .filter_map(|(r, n)| value(r, key).map(|v| (None, Some(v), n))),
+        )
+        .collect();
+    if edit.dropped.is_empty() && moves.is_empty() {
+        return Arc::clone(postings);
+    }
+    let mut postings = if edit.dropped.is_empty() {
+        (**postings).clone()
+    } else {
+        without_positions(postings, &edit.dropped)
+    };
+    let mut touched: Map<&str, Vec<u32>> = Map::default();
+    for (before, after, n) in moves {
+        let list = |v: &'_ String| -> Vec<u32> {
+            postings
+                .get(v.as_str())
+                .map_or_else(Vec::new, |l| l.to_vec())
+        };
+        if let Some(v) = before {
+            let l = touched.entry(v).or_insert_with(|| list(v));
+            if let Ok(at) = l.binary_search(&n) {
+                l.remove(at);
+            }
+        }
+        if let Some(v) = after {
+            let l = touched.entry(v).or_insert_with(|| list(v));
+            if let Err(at) = l.binary_search(&n) {
+                l.insert(at, n);
+            }
+        }
+    }
+    for (v, list) in touched {
+        if list.is_empty() {
+            postings.remove(v);
+        } else {
+            postings.insert(v.to_string(), Arc::from(list));
+        }
+    }
+    Arc::new(postings)
+}
+
+/// `postings` with the `dropped` positions (ascending) taken out and the
+/// positions after them shifted down; lists ending before the first
+/// dropped position are shared.
+fn without_positions(postings: &Postings, dropped: &[u32]) -> Postings {
+    let first = dropped.first().copied().unwrap_or(u32::MAX);
+    postings
+        .iter()
+        .filter_map(|(v, list)| {
+            if list.last().is_some_and(|&p| p < first) {
+                return Some((v.clone(), Arc::clone(list)));
+            }
+            let mut d = 0;
+            let shifted: Vec<u32> = list
+                .iter()
+                .filter_map(|&p| {
+                    while dropped.get(d).is_some_and(|&x| x < p) {
+                        d += 1;
+                    }
+                    (dropped.get(d) != Some(&p)).then_some(p - d as u32)
+                })
+                .collect();
+            (!shifted.is_empty()).then(|| (v.clone(), Arc::from(shifted)))
+        })
+        .collect()
 }
 
 /// Namespaces with fewer pods are scanned whole: building postings would
@@ -154,91 +246,4 @@ impl<'a> Iterator for Candidates<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cluster::{ClusterObjects, PodChange, Snapshot};
-    use crate::model::Pod;
-
-    fn pod(ns: &str, i: usize) -> Pod {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": format!("p{i}"), "namespace": ns,
-                         "labels": {"app": format!("a{}", i % 7), "tier": if i.is_multiple_of(2) { "web" } else { "db" }}},
-        }))
-        .unwrap()
-    }
-
-    fn selector(v: serde_json::Value) -> LabelSelector {
-        serde_json::from_value(v).unwrap()
-    }
-
-    /// The names the index offers that the selector selects, and the names
-    /// a full scan selects.
-    fn both(s: &Snapshot, ns: &str, sel: &LabelSelector) -> (Vec<String>, Vec<String>) {
-        let pick = |it: &mut dyn Iterator<Item = &PodRef>| -> Vec<String> {
-            it.filter(|r| sel.matches(&r.pod.metadata.labels))
-                .map(|r| r.pod.metadata.name.clone())
-                .collect()
-        };
-        (
-            pick(&mut s.pods_maybe_selected(ns, sel)),
-            pick(&mut s.pods_in_namespace(ns).iter()),
-        )
-    }
-
-    #[test]
-    fn candidates_hold_every_selected_pod_for_each_selector_shape() {
-        let s = Snapshot::build(ClusterObjects {
-            pods: (0..200)
-                .map(|i| pod("big", i))
-                .chain((0..5).map(|i| pod("small", i)))
-                .collect(),
-            ..Default::default()
-        });
-        let shapes = [
-            serde_json::json!({"matchLabels": {"app": "a3"}}),
-            serde_json::json!({"matchLabels": {"app": "a3", "tier": "db"}}),
-            serde_json::json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["a1"]}]}),
-            serde_json::json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["a1", "a2"]}]}),
-            serde_json::json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a1"]}]}),
-            serde_json::json!({"matchLabels": {"app": "nope"}}),
-            serde_json::json!({}),
-        ];
-        for shape in shapes {
-            let sel = selector(shape.clone());
-            for ns in ["big", "small", "none"] {
-                let (indexed, scanned) = both(&s, ns, &sel);
-                assert_eq!(indexed, scanned, "{ns} {shape}");
-            }
-        }
-        let narrow = selector(serde_json::json!({"matchLabels": {"app": "a3", "tier": "db"}}));
-        let offered = s.pods_maybe_selected("big", &narrow).count();
-        assert!(
-            offered < 40,
-            "the app posting list, not the namespace: {offered}"
-        );
-    }
-
-    #[test]
-    fn a_changed_namespace_is_reindexed_and_old_snapshots_keep_their_answers() {
-        let s1 = Snapshot::build(ClusterObjects {
-            pods: (0..100).map(|i| pod("big", i)).collect(),
-            ..Default::default()
-        });
-        let sel = selector(serde_json::json!({"matchLabels": {"app": "a0"}}));
-        assert_eq!(both(&s1, "big", &sel).0.len(), 15);
-        let mut moved = pod("big", 1);
-        moved.metadata.labels.insert("app".into(), "a0".into());
-        let s2 = s1.with_pod_changes(&[
-            PodChange::upsert(Arc::new(moved)),
-            PodChange::delete("big", "p7"),
-        ]);
-        let (indexed, scanned) = both(&s2, "big", &sel);
-        assert_eq!(indexed, scanned);
-        assert_eq!(indexed.len(), 15, "p1 joined, p7 left");
-        let (old, old_scan) = both(&s1, "big", &sel);
-        assert_eq!(
-            old, old_scan,
-            "the older snapshot still answers from its own list"
-        );
-    }
-}
+mod tests;

@@ -1,15 +1,17 @@
 //! Incremental updates: a new snapshot from an old one and a few changes,
 //! sharing every part the changes did not touch. One pod change copies its
-//! namespace's pod list, the pod lists of its old and new node, one UID
-//! shard, and (only for pods with affinity terms) the affinity lists; the
-//! PDBs selecting each pod are matched again only on the touched nodes.
+//! namespace's pod list (and fixes that list's label index), the pod lists
+//! of its old and new node, one UID shard, and (only for pods with affinity
+//! terms) the affinity lists; the PDBs selecting each pod are matched again
+//! only on the touched nodes.
 
 use std::sync::Arc;
 
 use foldhash::HashSet;
 
 use super::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
-use super::{Map, NodeIdx, NodeInfo, PdbIndex, PodRef, Snapshot, TopologyIndex};
+use super::label_index::ListEdit;
+use super::{Map, NamespacePods, NodeIdx, NodeInfo, PdbIndex, PodRef, Snapshot, TopologyIndex};
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
@@ -62,17 +64,23 @@ impl Snapshot {
         let mut added: Vec<PodRef> = Vec::new();
         let mut by_namespace = (*self.pods_by_namespace).clone();
         for (ns, mut names) in wanted {
-            let old = self.pods_in_namespace(ns);
-            let mut list: Vec<PodRef> = Vec::with_capacity(old.len() + names.len());
-            for r in old {
+            let old = self.pods_by_namespace.get(ns);
+            let old_pods = old.map_or(&[][..], |o| &o.pods[..]);
+            let mut list: Vec<PodRef> = Vec::with_capacity(old_pods.len() + names.len());
+            let mut edit = ListEdit::default();
+            for (r, at) in old_pods.iter().zip(0u32..) {
                 match names.remove(r.pod.metadata.name.as_str()) {
                     None => list.push(r.clone()),
                     Some(new) => {
                         removed.push(r.clone());
-                        if let Some(pod) = new {
-                            let nr = self.pod_ref(pod);
-                            added.push(nr.clone());
-                            list.push(nr);
+                        match new {
+                            Some(pod) => {
+                                edit.replaced.push((at, list.len() as u32));
+                                let nr = self.pod_ref(pod);
+                                added.push(nr.clone());
+                                list.push(nr);
+                            }
+                            None => edit.dropped.push(at),
                         }
                     }
                 }
@@ -85,7 +93,11 @@ impl Snapshot {
             if list.is_empty() {
                 by_namespace.remove(ns);
             } else {
-                by_namespace.insert(ns.to_string(), list.into());
+                let pods = match old {
+                    Some(o) => o.edited(list.into(), &edit),
+                    None => NamespacePods::new(list.into()),
+                };
+                by_namespace.insert(ns.to_string(), pods);
             }
         }
 
