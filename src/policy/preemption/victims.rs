@@ -9,6 +9,8 @@
 use std::cmp::Reverse;
 use std::sync::Arc;
 
+use jiff::Timestamp;
+
 use crate::cluster::NodeInfo;
 use crate::model::{Node, Pod};
 use crate::policy::resources::{NodeResources, Requests, cached_requests};
@@ -33,21 +35,30 @@ impl<F: NodeFilters> Preemptor<'_, F> {
     pub fn select_victims(&mut self, info: &NodeInfo) -> Result<Victims, Failure> {
         let node = &*info.node;
         let priority = self.priority();
-        let mut potential: Vec<Potential> = info
+        // MoreImportantPod on keys read in the same pass that picks the
+        // lower-priority pods: each pod is fetched once (the pods of a node
+        // lie scattered over the heap, and these reads dominate).
+        let now = self.now;
+        let mut keyed: Vec<((Reverse<i32>, Timestamp), Potential)> = info
             .pods
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.priority() < priority)
-            .map(|(i, p)| (p, cached_requests(p), info.pdbs.of(i)))
+            .filter_map(|(i, p)| {
+                let own = p.priority();
+                (own < priority).then(|| {
+                    let key = (Reverse(own), start_time(p, now));
+                    (key, (p, cached_requests(p), info.pdbs.of(i)))
+                })
+            })
             .collect();
-        if potential.is_empty() {
+        if keyed.is_empty() {
             return Err(Failure::unresolvable(
                 "No preemption victims found for incoming pod",
             ));
         }
-        // MoreImportantPod on keys read once per pod, not per comparison.
-        let now = self.now;
-        potential.sort_by_cached_key(|(p, _, _)| (Reverse(p.priority()), start_time(p, now)));
+        // Stable: equal keys keep the node's pod order (deterministic answers).
+        keyed.sort_by_key(|(key, _)| *key);
+        let potential: Vec<Potential> = keyed.into_iter().map(|(_, p)| p).collect();
         let nominated = nominated_against(self.snapshot, self.pod, node.name());
         let mut state = NodeState {
             resources: NodeResources::new(
