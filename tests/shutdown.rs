@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::routing::post;
-use common::{ServerProcess, TestCa, client, eventually, install_provider, serve_tls};
+use common::{ServerProcess, Spawned, TestCa, client, eventually, install_provider, serve_tls};
 use futures::StreamExt;
 use kube_arbiter::cluster::{ClusterView, Snapshot};
 use kube_arbiter::config::Config;
@@ -43,45 +43,20 @@ async fn sigterm_while_the_cluster_state_is_loading_exits_0() {
         .status()
         .unwrap();
     assert!(made.success());
-    let mut child = std::process::Command::new(common::BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--cluster-state"])
-        .arg(&fifo)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (loading_tx, loading_rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut log = String::new();
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
-            let Ok(line) = line else { break };
-            if line.contains("loading the cluster state") {
-                let _ = loading_tx.send(());
-            }
-            log.push_str(&line);
-            log.push('\n');
-        }
-        log
-    });
-    let loading = loading_rx.recv_timeout(common::PATIENCE);
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(loading.is_ok() && kill.success());
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if start.elapsed() > common::PATIENCE {
-            let _ = child.kill();
-            break None;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
-    let log = reader.join().unwrap();
-    assert_eq!(status.and_then(|s| s.code()), Some(0), "{log}");
+    let (mut server, _) = Spawned::until(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--cluster-state",
+            fifo.to_str().unwrap(),
+        ],
+        "info",
+        "loading the cluster state",
+    );
+    server.sigterm();
+    let status = server.wait().await;
+    let log = server.log();
+    assert_eq!(status.code(), Some(0), "{log}");
     assert!(
         log.contains("stopped before the cluster view was loaded"),
         "{log}"
@@ -150,13 +125,7 @@ async fn sigterm_finishes_a_filter_request_in_flight_and_exits_0() {
 
     server.sigterm();
     let addr = server.addr;
-    eventually("the listener to close", || async {
-        tokio::net::TcpStream::connect(addr)
-            .await
-            .is_err()
-            .then_some(())
-    })
-    .await;
+    listener_closed(addr).await;
     assert!(server.is_running(), "the request is still open");
 
     rest_tx.send(()).unwrap();
@@ -241,13 +210,7 @@ async fn shutdown_lets_an_upload_in_flight_finish() {
 
     stop.send(()).unwrap();
     // New connections are refused while the upload is still open.
-    eventually("the listener to close", || async {
-        tokio::net::TcpStream::connect(addr)
-            .await
-            .is_err()
-            .then_some(())
-    })
-    .await;
+    listener_closed(addr).await;
     assert!(!serving.is_finished());
 
     rest_tx.send(()).unwrap();
@@ -255,4 +218,15 @@ async fn shutdown_lets_an_upload_in_flight_finish() {
     assert_eq!(response.status(), 200);
     assert_eq!(response.text().await.unwrap(), "18");
     serving.await.unwrap().unwrap();
+}
+
+/// Returns once nothing accepts connections on `addr` any more.
+async fn listener_closed(addr: std::net::SocketAddr) {
+    eventually("the listener to close", || async {
+        tokio::net::TcpStream::connect(addr)
+            .await
+            .is_err()
+            .then_some(())
+    })
+    .await;
 }

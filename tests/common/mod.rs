@@ -122,11 +122,10 @@ pub fn serve_tls(dir: &Path, cert: &Path, key: &Path, extra: &[&str]) -> ServerP
     ServerProcess::start(&args)
 }
 
-/// The built binary running `serve`, its log captured.
+/// The built binary running `serve`, listening, its log captured.
 pub struct ServerProcess {
-    child: Child,
+    process: Spawned,
     pub addr: SocketAddr,
-    log: Arc<Mutex<String>>,
 }
 
 impl ServerProcess {
@@ -137,8 +136,51 @@ impl ServerProcess {
 
     /// [`ServerProcess::start`] with this `RUST_LOG` filter.
     pub fn start_logging(args: &[&str], filter: &str) -> Self {
+        let mut all = vec!["--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let (process, line) = Spawned::until(&all, filter, "listening on https://");
+        let addr = line
+            .split("listening on https://")
+            .nth(1)
+            .and_then(|a| a.trim().parse::<SocketAddr>().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        Self { process, addr }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("https://localhost:{}{path}", self.addr.port())
+    }
+
+    pub fn log(&self) -> String {
+        self.process.log()
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.process.child.try_wait().unwrap().is_none()
+    }
+
+    pub fn sigterm(&self) {
+        self.process.sigterm()
+    }
+
+    pub async fn wait(&mut self) -> ExitStatus {
+        self.process.wait().await
+    }
+}
+
+/// The built binary running `serve`, not necessarily listening yet; killed
+/// when dropped.
+pub struct Spawned {
+    child: Child,
+    log: Arc<Mutex<String>>,
+}
+
+impl Spawned {
+    /// `kube-arbiter serve ARGS...` with this `RUST_LOG` filter, once a log
+    /// line contains `marker`; that line too.
+    pub fn until(args: &[&str], filter: &str, marker: &str) -> (Self, String) {
         let mut child = Command::new(BIN)
-            .args(["serve", "--listen", "127.0.0.1:0"])
+            .arg("serve")
             .args(args)
             .env("RUST_LOG", filter)
             .stdout(Stdio::null())
@@ -149,37 +191,27 @@ impl ServerProcess {
         let log = Arc::new(Mutex::new(String::new()));
         let (tx, rx) = mpsc::channel();
         let sink = Arc::clone(&log);
+        let wanted = marker.to_string();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if let Some(addr) = line.split("listening on https://").nth(1) {
-                    let _ = tx.send(addr.trim().parse::<SocketAddr>().unwrap());
+                if line.contains(&wanted) {
+                    let _ = tx.send(line.clone());
                 }
                 let mut log = sink.lock().unwrap();
                 log.push_str(&line);
                 log.push('\n');
             }
         });
-        let addr = match rx.recv_timeout(PATIENCE) {
-            Ok(addr) => addr,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("server did not start:\n{}", log.lock().unwrap());
-            }
-        };
-        Self { child, addr, log }
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("https://localhost:{}{path}", self.addr.port())
+        let process = Self { child, log };
+        match rx.recv_timeout(PATIENCE) {
+            Ok(line) => (process, line),
+            Err(_) => panic!("server did not log {marker:?}:\n{}", process.log()),
+        }
     }
 
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
-    }
-
-    pub fn is_running(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
     }
 
     pub fn sigterm(&self) {
@@ -204,7 +236,7 @@ impl ServerProcess {
     }
 }
 
-impl Drop for ServerProcess {
+impl Drop for Spawned {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
