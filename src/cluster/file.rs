@@ -83,7 +83,16 @@ pub async fn start(path: &Path, view: Arc<ClusterView>) -> Result<FileSource, Lo
     let owned = path.to_path_buf();
     let snapshot = match tokio::task::spawn_blocking(move || load(&owned)).await {
         Ok(loaded) => loaded?,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // Cancelled: the runtime is shutting down before the load ran.
+            Err(e) => {
+                return Err(LoadError::Read {
+                    file: path.display().to_string(),
+                    source: std::io::Error::other(e),
+                });
+            }
+        },
     };
     log_published(path, &snapshot);
     view.publish(snapshot);
