@@ -2,7 +2,7 @@
 //!
 //! - `preempt/answer_200_nodes`: the whole `/scheduler/preempt` answer
 //!   (decode, PodFilters prepared once, victims on 200 candidate nodes,
-//!   encode-ready result) on a synthetic 5,000-node / 150,000-pod cluster,
+//!   the answer's JSON) on a synthetic 5,000-node / 150,000-pod cluster,
 //!   in process. Each pod keeps its computed requests after the first
 //!   request (as in the server, where pods outlive requests), so this is
 //!   the warm cost.
@@ -95,15 +95,19 @@ fn bench_preempt(c: &mut Criterion) {
         let result = answer(&snapshot, &config, body, Timestamp::now()).unwrap();
         eprintln!(
             "{name}: {} of 200 candidate nodes helped, {} victims in all",
-            result.node_name_to_meta_victims.len(),
+            result.candidates.len(),
             result
-                .node_name_to_meta_victims
-                .values()
-                .map(|v| v.pods.len())
+                .candidates
+                .iter()
+                .map(|c| c.victims.pods.len())
                 .sum::<usize>()
         );
         group.bench_function(name, |b| {
-            b.iter(|| answer(&snapshot, &config, body, Timestamp::now()).unwrap())
+            b.iter(|| {
+                answer(&snapshot, &config, body, Timestamp::now())
+                    .unwrap()
+                    .to_json()
+            })
         });
     }
 

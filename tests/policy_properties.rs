@@ -15,7 +15,7 @@ use kube_arbiter::config::scheduling::DefaultSpreadConstraints;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::filter::PodFilters;
 use kube_arbiter::policy::preemption::Preemptor;
-use kube_arbiter::policy::resources::{NodeResources, pod_requests};
+use kube_arbiter::policy::resources::{NodeResources, Requests, pod_requests};
 use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
 
 fn now() -> Timestamp {
@@ -80,7 +80,11 @@ proptest! {
         let info = snapshot.node("n1").unwrap();
         let mut p = Preemptor::new(&snapshot, &incoming, filters, now());
         let fits_with = |kept: &[&Arc<Pod>]| {
-            NodeResources::new(&info.node.status.allocatable, kept.iter().map(|q| pod_requests(q)))
+            let mut requested = Requests::default();
+            for q in kept {
+                requested.add(&pod_requests(q));
+            }
+            NodeResources::new(&info.node.status.allocatable, &requested, kept.len())
                 .fits(&pod_requests(&incoming))
                 .is_ok()
         };
@@ -89,20 +93,22 @@ proptest! {
         match p.select_victims(info) {
             Ok(v) => {
                 prop_assert!(!v.pods.is_empty());
-                for victim in &v.pods {
+                let victims: Vec<&Arc<Pod>> = v.pods.iter().map(|x| &info.pods[x.position as usize]).collect();
+                for (victim, picked) in victims.iter().zip(&v.pods) {
                     prop_assert!(victim.priority() < incoming.priority());
-                    prop_assert!(info.pods.iter().any(|q| q.metadata.uid == victim.metadata.uid));
+                    prop_assert_eq!(victim.priority(), picked.priority);
+                    prop_assert_eq!(&victim.spec.node_name, "n1");
                 }
                 let kept: Vec<&Arc<Pod>> = info.pods.iter()
-                    .filter(|q| !v.pods.iter().any(|x| x.metadata.uid == q.metadata.uid)).collect();
+                    .filter(|q| !victims.iter().any(|x| x.metadata.uid == q.metadata.uid)).collect();
                 prop_assert!(fits_with(&kept), "preemptor must fit once the victims are gone");
-                for victim in &v.pods {
+                for victim in victims {
                     let mut with_one_back = kept.clone();
                     with_one_back.push(victim);
                     prop_assert!(!fits_with(&with_one_back), "victim {} was not needed", victim.metadata.name);
                 }
                 for pair in v.pods.windows(2) {
-                    prop_assert!(pair[0].priority() >= pair[1].priority(), "most important first");
+                    prop_assert!(pair[0].priority >= pair[1].priority, "most important first");
                 }
                 prop_assert!(v.num_pdb_violations <= v.pods.len());
             }

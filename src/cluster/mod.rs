@@ -13,8 +13,9 @@ pub mod view;
 pub use assume::AssumeError;
 pub use binder::{BindRequest, Binder};
 pub use snapshot::{
-    Candidates, ClusterObjects, DomainId, KeyDomains, NodeIdx, NodeInfo, ObjectCounts, Owners,
-    PdbIndex, PodChange, PodPdbs, PodRef, SharedObjects, Snapshot, TopologyIndex,
+    Candidates, ClusterObjects, DomainId, KeyDomains, NodeIdx, NodeInfo, NodePods, ObjectCounts,
+    Owners, PdbIndex, PodChange, PodPdbs, PodRef, PodSummary, SharedObjects, Snapshot,
+    TopologyIndex,
 };
 pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

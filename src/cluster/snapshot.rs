@@ -21,6 +21,7 @@ use crate::model::{
 
 mod indexes;
 mod label_index;
+mod node_pods;
 mod nominated_index;
 mod pdb_index;
 mod term_holders;
@@ -31,6 +32,7 @@ mod update;
 use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
+pub use self::node_pods::{NodePods, PodSummary};
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};
 use self::term_holders::TermHolders;
@@ -61,7 +63,7 @@ pub type NodeIdx = u32;
 pub struct NodeInfo {
     pub node: Arc<Node>,
     /// Shared so that a change on another node copies nothing of these.
-    pub pods: Arc<[Arc<Pod>]>,
+    pub pods: NodePods,
     /// The PodDisruptionBudgets selecting each of `pods` (positions in
     /// [`Snapshot::pdbs`]).
     pub pdbs: PodPdbs,
@@ -238,7 +240,7 @@ impl Snapshot {
             .map(|(node, pods)| NodeInfo {
                 node,
                 pdbs: pdbs.of_pods(&pods),
-                pods: pods.into(),
+                pods: NodePods::new(pods),
             })
             .collect();
 

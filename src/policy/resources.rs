@@ -10,8 +10,6 @@
 //! allowed. A request larger than the whole allocatable cannot be helped by
 //! evicting pods (UnschedulableAndUnresolvable).
 
-use std::borrow::Borrow;
-
 use crate::model::Pod;
 use crate::model::pod::Container;
 use crate::model::quantity::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, ResourceList};
@@ -154,22 +152,13 @@ pub struct NodeResources {
 }
 
 impl NodeResources {
-    /// `pods` are the node's pods with their requests already computed.
-    pub fn new<R: Borrow<Requests>>(
-        allocatable: &ResourceList,
-        pods: impl IntoIterator<Item = R>,
-    ) -> Self {
-        let mut requested = Requests::default();
-        let mut count = 0;
-        for r in pods {
-            requested.add(r.borrow());
-            count += 1;
-        }
+    /// A node with `pods` pods that together request `requested`.
+    pub fn new(allocatable: &ResourceList, requested: &Requests, pods: usize) -> Self {
         Self {
             allocatable: Requests::from_list(allocatable),
             allowed_pods: allocatable.get(PODS).copied().unwrap_or(0),
-            requested,
-            pods: count,
+            requested: requested.clone(),
+            pods: pods as i64,
         }
     }
 
@@ -278,14 +267,13 @@ mod tests {
 
     fn node(alloc: serde_json::Value, used: &[serde_json::Value]) -> NodeResources {
         let alloc = crate::model::quantity::resource_list(alloc).unwrap();
-        NodeResources::new(
-            &alloc,
-            used.iter().map(|r| {
-                pod_requests(&pod(
-                    json!({"containers": containers(std::slice::from_ref(r))}),
-                ))
-            }),
-        )
+        let mut requested = Requests::default();
+        for r in used {
+            requested.add(&pod_requests(&pod(
+                json!({"containers": containers(std::slice::from_ref(r))}),
+            )));
+        }
+        NodeResources::new(&alloc, &requested, used.len())
     }
 
     #[test]

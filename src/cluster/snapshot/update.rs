@@ -11,7 +11,9 @@ use foldhash::HashSet;
 
 use super::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 use super::label_index::ListEdit;
-use super::{Map, NamespacePods, NodeIdx, NodeInfo, PdbIndex, PodRef, Snapshot, TopologyIndex};
+use super::{
+    Map, NamespacePods, NodeIdx, NodeInfo, NodePods, PdbIndex, PodRef, Snapshot, TopologyIndex,
+};
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
@@ -159,7 +161,7 @@ impl Snapshot {
                 .chain(new)
                 .collect();
             info.pdbs = self.pdbs.of_pods(&pods);
-            info.pods = pods.into();
+            info.pods = NodePods::new(pods);
         }
         nodes.into()
     }

@@ -13,12 +13,12 @@ pub mod nominated;
 pub mod pick;
 pub mod victims;
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use crate::cluster::Snapshot;
+use crate::cluster::{NodeInfo, Snapshot};
 use crate::model::{Node, Pod};
 
 use super::Verdict;
@@ -77,30 +77,48 @@ impl<'a, F: NodeFilters> Preemptor<'a, F> {
 
 /// Pods to evict on one node, most important first, and how many of them
 /// break a PodDisruptionBudget.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Victims {
-    pub pods: Vec<Arc<Pod>>,
+    pub pods: Vec<Victim>,
     pub num_pdb_violations: usize,
 }
 
+/// One pod to evict: where it is among its node's pods, and what orders it
+/// among the victims (copied from the node's pod summaries, so ordering
+/// and choosing a node read no pod).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Victim {
+    /// Position in the node's [`NodeInfo::pods`].
+    pub position: u32,
+    pub priority: i32,
+    /// `status.startTime`, or the request's "now" when the pod has not
+    /// started (upstream uses the current time).
+    pub start_time: Timestamp,
+}
+
+impl Victim {
+    /// `MoreImportantPod` as a sort key: higher priority first, then the
+    /// pod that started earlier.
+    pub fn importance(&self) -> (Reverse<i32>, Timestamp) {
+        (Reverse(self.priority), self.start_time)
+    }
+}
+
 /// A node where preemption helps, with its victims.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
-    pub node: String,
+#[derive(Debug, Clone)]
+pub struct Candidate<'s> {
+    pub node: &'s NodeInfo,
     pub victims: Victims,
 }
 
-/// `status.startTime`, or `now` when the pod has not started.
-pub fn start_time(pod: &Pod, now: Timestamp) -> Timestamp {
-    pod.status.start_time.unwrap_or(now)
-}
-
-/// `MoreImportantPod` as an ordering: higher priority first, then the pod
-/// that started earlier.
-pub fn by_importance(a: &Pod, b: &Pod, now: Timestamp) -> Ordering {
-    b.priority()
-        .cmp(&a.priority())
-        .then_with(|| start_time(a, now).cmp(&start_time(b, now)))
+impl Candidate<'_> {
+    /// The victims' pods, most important first.
+    pub fn pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.victims
+            .pods
+            .iter()
+            .map(|v| &self.node.pods[v.position as usize])
+    }
 }
 
 #[cfg(test)]

@@ -6,23 +6,16 @@
 //! a PodDisruptionBudget, then the rest, each group most important first —
 //! and every pod whose return still lets the preemptor fit stays.
 
-use std::cmp::Reverse;
 use std::sync::Arc;
 
-use jiff::Timestamp;
-
-use crate::cluster::NodeInfo;
+use crate::cluster::{NodeInfo, NodePods};
 use crate::model::{Node, Pod};
 use crate::policy::resources::{NodeResources, Requests, cached_requests};
 use crate::policy::{Failure, Verdict};
 
 use super::nominated::nominated_against;
-use super::{NodeFilters, Preemptor, Victims, by_importance, start_time};
+use super::{NodeFilters, Preemptor, Victim, Victims};
 use crate::policy::pdb::violations;
-
-/// A lower-priority pod of the node: the pod, what it requests, and the
-/// positions of the budgets selecting it.
-type Potential<'a> = (&'a Arc<Pod>, &'a Requests, &'a [u32]);
 
 impl<F: NodeFilters> Preemptor<'_, F> {
     /// The victims on `info`'s node, or why preemption cannot help there.
@@ -35,50 +28,54 @@ impl<F: NodeFilters> Preemptor<'_, F> {
     pub fn select_victims(&mut self, info: &NodeInfo) -> Result<Victims, Failure> {
         let node = &*info.node;
         let priority = self.priority();
-        // MoreImportantPod on keys read in the same pass that picks the
-        // lower-priority pods: each pod is fetched once (the pods of a node
-        // lie scattered over the heap, and these reads dominate).
-        let now = self.now;
-        let mut keyed: Vec<((Reverse<i32>, Timestamp), Potential)> = info
+        // Priority, start time and requests come from the node's pod
+        // summaries: reading them through each pod was most of the cost.
+        let mut potential: Vec<Victim> = info
             .pods
+            .summaries()
             .iter()
             .enumerate()
-            .filter_map(|(i, p)| {
-                let own = p.priority();
-                (own < priority).then(|| {
-                    let key = (Reverse(own), start_time(p, now));
-                    (key, (p, cached_requests(p), info.pdbs.of(i)))
-                })
+            .filter(|(_, s)| s.priority < priority)
+            .map(|(i, s)| Victim {
+                position: i as u32,
+                priority: s.priority,
+                start_time: s.start_time.unwrap_or(self.now),
             })
             .collect();
-        if keyed.is_empty() {
+        if potential.is_empty() {
             return Err(Failure::unresolvable(
                 "No preemption victims found for incoming pod",
             ));
         }
         // Stable: equal keys keep the node's pod order (deterministic answers).
-        keyed.sort_by_key(|(key, _)| *key);
-        let potential: Vec<Potential> = keyed.into_iter().map(|(_, p)| p).collect();
+        potential.sort_by_key(Victim::importance);
         let nominated = nominated_against(self.snapshot, self.pod, node.name());
         let mut state = NodeState {
             resources: NodeResources::new(
                 &node.status.allocatable,
-                info.pods.iter().map(|p| cached_requests(p)),
+                info.pods.requested(),
+                info.pods.len(),
             ),
             filters: &mut self.filters,
             request: &self.requests,
             node,
+            pods: &info.pods,
             nominated: &nominated,
-            removed: vec![false; potential.len()],
+            removed: vec![true; potential.len()],
         };
         state.add_nominated();
-        for i in 0..potential.len() {
-            state.remove(i, &potential);
+        for v in &potential {
+            state.take_away(v);
         }
         let budgets = self.snapshot.pdbs();
         let outcome = state.fits().map(|()| {
-            let ordered: Vec<(&Pod, &[u32])> =
-                potential.iter().map(|&(p, _, pdbs)| (&**p, pdbs)).collect();
+            let ordered: Vec<(&Pod, &[u32])> = potential
+                .iter()
+                .map(|v| {
+                    let i = v.position as usize;
+                    (&*info.pods[i], info.pdbs.of(i))
+                })
+                .collect();
             let violating = violations(budgets, &ordered);
             reprieve(&mut state, &potential, &violating)
         });
@@ -89,7 +86,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
                 "the pod fits without evicting anything",
             ));
         }
-        victims.pods.sort_by(|a, b| by_importance(a, b, self.now));
+        victims.pods.sort_by_key(Victim::importance);
         Ok(victims)
     }
 
@@ -97,7 +94,8 @@ impl<F: NodeFilters> Preemptor<'_, F> {
     pub fn status_on(&self, info: &NodeInfo) -> Verdict {
         let resources = NodeResources::new(
             &info.node.status.allocatable,
-            info.pods.iter().map(|p| cached_requests(p)),
+            info.pods.requested(),
+            info.pods.len(),
         );
         resources.fits(&self.requests)?;
         self.filters.check(&info.node)
@@ -109,19 +107,19 @@ impl<F: NodeFilters> Preemptor<'_, F> {
 /// the preemptor fit is evicted again and becomes a victim.
 fn reprieve<F: NodeFilters>(
     state: &mut NodeState<'_, F>,
-    potential: &[Potential],
+    potential: &[Victim],
     violating: &[bool],
 ) -> Victims {
-    let mut victims = Victims {
-        pods: Vec::new(),
-        num_pdb_violations: 0,
-    };
+    let mut victims = Victims::default();
     for breaks_pdb in [true, false] {
-        for i in (0..potential.len()).filter(|&i| violating[i] == breaks_pdb) {
-            state.add_back(i, potential);
+        for (i, v) in potential.iter().enumerate() {
+            if violating[i] != breaks_pdb {
+                continue;
+            }
+            state.add_back(i, v);
             if !state.still_fits() {
-                state.remove(i, potential);
-                victims.pods.push(Arc::clone(potential[i].0));
+                state.remove_again(i, v);
+                victims.pods.push(*v);
                 victims.num_pdb_violations += usize::from(breaks_pdb);
             }
         }
@@ -137,8 +135,10 @@ struct NodeState<'s, F: NodeFilters> {
     filters: &'s mut F,
     request: &'s Requests,
     node: &'s Node,
+    pods: &'s NodePods,
     nominated: &'s [&'s Arc<Pod>],
-    /// Which potential victims are currently removed.
+    /// Which potential victims (by their place in the potential list) are
+    /// currently removed.
     removed: Vec<bool>,
 }
 
@@ -150,18 +150,24 @@ impl<F: NodeFilters> NodeState<'_, F> {
         }
     }
 
-    fn remove(&mut self, i: usize, potential: &[Potential]) {
-        let (pod, req, _) = potential[i];
-        self.resources.remove_pod(req);
-        self.filters.remove_pod(pod, self.node);
-        self.removed[i] = true;
+    /// The pod of `v` no longer counts on the node.
+    fn take_away(&mut self, v: &Victim) {
+        let i = v.position as usize;
+        self.resources
+            .remove_pod(&self.pods.summaries()[i].requests);
+        self.filters.remove_pod(&self.pods[i], self.node);
     }
 
-    fn add_back(&mut self, i: usize, potential: &[Potential]) {
-        let (pod, req, _) = potential[i];
-        self.resources.add_pod(req);
-        self.filters.add_pod(pod, self.node);
-        self.removed[i] = false;
+    fn add_back(&mut self, k: usize, v: &Victim) {
+        let i = v.position as usize;
+        self.resources.add_pod(&self.pods.summaries()[i].requests);
+        self.filters.add_pod(&self.pods[i], self.node);
+        self.removed[k] = false;
+    }
+
+    fn remove_again(&mut self, k: usize, v: &Victim) {
+        self.take_away(v);
+        self.removed[k] = true;
     }
 
     /// RunFilterPluginsWithNominatedPods: resources first (kube-scheduler
@@ -199,10 +205,11 @@ impl<F: NodeFilters> NodeState<'_, F> {
     }
 
     /// Put the filter state back as it was before this node.
-    fn restore(mut self, potential: &[Potential]) {
-        for (i, (pod, _, _)) in potential.iter().enumerate() {
-            if self.removed[i] {
-                self.filters.add_pod(pod, self.node);
+    fn restore(mut self, potential: &[Victim]) {
+        for (k, v) in potential.iter().enumerate() {
+            if self.removed[k] {
+                self.filters
+                    .add_pod(&self.pods[v.position as usize], self.node);
             }
         }
         for pod in std::mem::take(&mut self.nominated) {
@@ -218,6 +225,7 @@ mod tests {
     use crate::model::PodDisruptionBudget;
     use crate::policy::Code;
     use crate::policy::preemption::testing::*;
+    use jiff::Timestamp;
     use serde_json::json;
 
     const HIGH: i32 = 1000;
@@ -238,12 +246,33 @@ mod tests {
         })
     }
 
-    fn names(v: &Victims) -> Vec<&str> {
-        v.pods.iter().map(|p| p.metadata.name.as_str()).collect()
+    /// Victims by the names of their pods, for assertions.
+    #[derive(Debug)]
+    struct Named {
+        names: Vec<String>,
+        num_pdb_violations: usize,
     }
 
-    fn select(s: &Snapshot, preemptor: &Pod, node: &str) -> Result<Victims, Failure> {
-        Preemptor::new(s, preemptor, NoFilters, now()).select_victims(s.node(node).unwrap())
+    fn named(info: &NodeInfo, v: Victims) -> Named {
+        Named {
+            names: v
+                .pods
+                .iter()
+                .map(|v| info.pods[v.position as usize].metadata.name.clone())
+                .collect(),
+            num_pdb_violations: v.num_pdb_violations,
+        }
+    }
+
+    fn names(v: &Named) -> Vec<&str> {
+        v.names.iter().map(String::as_str).collect()
+    }
+
+    fn select(s: &Snapshot, preemptor: &Pod, node: &str) -> Result<Named, Failure> {
+        let info = s.node(node).unwrap();
+        Preemptor::new(s, preemptor, NoFilters, now())
+            .select_victims(info)
+            .map(|v| named(info, v))
     }
 
     #[test]
@@ -388,6 +417,27 @@ mod tests {
     }
 
     #[test]
+    fn a_victim_without_start_time_starts_now_for_choosing_a_node() {
+        let s = snapshot(
+            vec![node("n1", 1000, 1000)],
+            vec![
+                pod("unstarted", "n1", LOW, 500, 0, None),
+                pod("started", "n1", LOW, 500, 0, Some(1)),
+            ],
+            vec![],
+        );
+        let preemptor = pod("p", "", HIGH, 1000, 0, None);
+        let v = Preemptor::new(&s, &preemptor, NoFilters, now())
+            .select_victims(s.node("n1").unwrap())
+            .unwrap();
+        let starts: Vec<Timestamp> = v.pods.iter().map(|v| v.start_time).collect();
+        assert_eq!(
+            starts,
+            [Timestamp::from_second(1_704_067_201).unwrap(), now()]
+        );
+    }
+
+    #[test]
     fn a_greedy_lowest_first_choice_is_not_what_upstream_does() {
         // mid (600m) is reprieved first and fits next to the preemptor (400m),
         // so both low pods go even though evicting only mid would suffice.
@@ -525,7 +575,7 @@ mod tests {
             .select_victims(info)
             .unwrap();
         assert_eq!(
-            names(&v),
+            names(&named(info, v)),
             ["blocker"],
             "resources fit; only the blocker must go"
         );
@@ -705,7 +755,7 @@ mod tests {
             }
             Preemptor::new(&s, &preemptor, filters, now())
                 .select_victims(info)
-                .map(|v| names(&v).join(","))
+                .map(|v| names(&named(info, v)).join(","))
         };
         assert_eq!(
             run(db("n1")).unwrap(),
