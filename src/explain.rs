@@ -91,7 +91,7 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
                     Code::Unschedulable => "Unschedulable",
                     Code::UnschedulableAndUnresolvable => "UnschedulableAndUnresolvable",
                 },
-                Some(f.reason),
+                Some(f.reason.to_string()),
             ),
         };
         nodes.push(NodeExplanation {

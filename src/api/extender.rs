@@ -16,7 +16,7 @@ use axum::routing::post;
 use crate::cluster::Snapshot;
 use crate::config::SchedulingSettings;
 use crate::model::{Node, Pod};
-use crate::policy::Code;
+use crate::policy::Failure;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::prioritize;
@@ -102,38 +102,26 @@ pub fn filter<'a>(
         Err(e) => return error(format!("pod {}: {e}", pod.metadata.key())),
     };
     let mut result = ExtenderFilterResult::default();
-    let mut record = |name: &str, verdict: crate::policy::Verdict| match verdict {
-        Ok(()) => true,
-        Err(f) => {
-            let map = match f.code {
-                Code::Unschedulable => &mut result.failed_nodes,
-                Code::UnschedulableAndUnresolvable => &mut result.failed_and_unresolvable_nodes,
-            };
-            map.insert(name.to_string(), f.reason);
-            false
-        }
-    };
     if let Some(names) = args.node_names {
         let mut feasible = Vec::with_capacity(names.len());
         let nodes = snapshot.nodes();
         for name in names {
             let verdict = match snapshot.node_idx(&name) {
                 Some(idx) => filters.check_at(NodeAt::indexed(&nodes[idx as usize].node, idx)),
-                None => Err(crate::policy::Failure::unresolvable(UNKNOWN_NODE)),
+                None => Err(Failure::unresolvable(UNKNOWN_NODE)),
             };
-            if record(&name, verdict) {
-                feasible.push(name);
+            match verdict {
+                Ok(()) => feasible.push(name),
+                Err(f) => result.record_failure(name, f),
             }
         }
         result.node_names = Some(feasible);
     } else if let Some(list) = args.nodes {
         let mut feasible = Vec::with_capacity(list.items.len());
         for (node, raw) in list.items {
-            if record(
-                node.name(),
-                filters.check_at(NodeAt::resolve(snapshot, &node)),
-            ) {
-                feasible.push(raw);
+            match filters.check_at(NodeAt::resolve(snapshot, &node)) {
+                Ok(()) => feasible.push(raw),
+                Err(f) => result.record_failure(node.name().to_string(), f),
             }
         }
         result.nodes = Some(NodeListOut::new(feasible));

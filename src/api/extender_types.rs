@@ -7,14 +7,18 @@
 //! [`Node`] for the policies, and as the request's raw JSON text (borrowed,
 //! not copied) so the answer can hand kube-scheduler back its own objects.
 
-use std::collections::BTreeMap;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::model::{Node, Pod};
+use crate::policy::{Code, Failure};
 
 /// `ExtenderArgs`: the pod and its candidates, either as full Nodes or as
 /// names (`nodeCacheCapable: true`).
@@ -151,16 +155,29 @@ pub struct ExtenderFilterResult<'a> {
     pub error: String,
 }
 
+impl ExtenderFilterResult<'_> {
+    /// `node` failed: Unschedulable goes to FailedNodes (preemption may
+    /// help), the rest to FailedAndUnresolvableNodes.
+    pub fn record_failure(&mut self, node: String, failure: Failure) {
+        let map = match failure.code {
+            Code::Unschedulable => &mut self.failed_nodes,
+            Code::UnschedulableAndUnresolvable => &mut self.failed_and_unresolvable_nodes,
+        };
+        map.insert(node, failure.reason);
+    }
+}
+
 /// Node name → reason, encoded as a JSON object in the order the nodes
 /// were asked about. A list, not a map: with thousands of failed nodes,
 /// ordered-map inserts were a visible share of a filter answer, and the
 /// names are unique already (kube-scheduler sends each node once).
+/// Reasons are shared texts: the nodes of one failing domain hold one.
 #[derive(Debug, Default)]
-pub struct FailedNodes(Vec<(String, String)>);
+pub struct FailedNodes(Vec<(String, Arc<str>)>);
 
 impl FailedNodes {
-    pub fn insert(&mut self, node: String, reason: String) {
-        self.0.push((node, reason));
+    pub fn insert(&mut self, node: String, reason: impl Into<Arc<str>>) {
+        self.0.push((node, reason.into()));
     }
 
     pub fn len(&self) -> usize {
@@ -176,16 +193,27 @@ impl FailedNodes {
     }
 
     pub fn get(&self, node: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(n, _)| n == node)
-            .map(|(_, r)| r.as_str())
+        self.0.iter().find(|(n, _)| n == node).map(|(_, r)| &**r)
     }
 }
 
 impl Serialize for FailedNodes {
+    /// Each distinct reason is escaped once and then copied: thousands of
+    /// nodes share a few long texts, and escaping them per node was the
+    /// largest single cost of a filter answer.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().map(|(n, r)| (n, r)))
+        let mut encoded: HashMap<*const u8, Box<RawValue>> = HashMap::new();
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (node, reason) in &self.0 {
+            let raw = match encoded.entry(reason.as_ptr()) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    e.insert(serde_json::value::to_raw_value(&**reason).map_err(S::Error::custom)?)
+                }
+            };
+            map.serialize_entry(node, raw)?;
+        }
+        map.end()
     }
 }
 
@@ -313,5 +341,27 @@ mod tests {
         })
         .unwrap();
         assert_eq!(h, r#"{"Host":"a","Score":3}"#);
+    }
+
+    #[test]
+    fn failures_go_to_their_map_and_shared_reasons_encode_once_per_node() {
+        let zone: Arc<str> = "zone \"a\" is full\n".into();
+        let mut r = ExtenderFilterResult::default();
+        r.record_failure("n1".into(), Failure::unschedulable(zone.clone()));
+        r.record_failure("n2".into(), Failure::unresolvable("tainted"));
+        r.record_failure("n3".into(), Failure::unschedulable(zone));
+        r.record_failure("n\"4".into(), Failure::unschedulable("other"));
+        let v: serde_json::Value =
+            serde_json::from_slice(&serde_json::to_vec(&r).unwrap()).unwrap();
+        assert_eq!(
+            v["FailedNodes"],
+            serde_json::json!({"n1": "zone \"a\" is full\n", "n3": "zone \"a\" is full\n",
+                               "n\"4": "other"})
+        );
+        assert_eq!(
+            v["FailedAndUnresolvableNodes"],
+            serde_json::json!({"n2": "tainted"})
+        );
+        assert_eq!(r.failed_nodes.get("n3"), Some("zone \"a\" is full\n"));
     }
 }

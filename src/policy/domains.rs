@@ -212,7 +212,7 @@ impl<T> DomainTable<T> {
 /// the rule check itself. Keyed by the rule's slot (constraint or term) and
 /// the view's domain id; clones start empty, and state changes clear it.
 #[derive(Debug, Default)]
-pub struct ReasonCache(Mutex<foldhash::HashMap<(usize, DomainId), String>>);
+pub struct ReasonCache(Mutex<foldhash::HashMap<(usize, DomainId), Arc<str>>>);
 
 impl Clone for ReasonCache {
     fn clone(&self) -> Self {
@@ -223,12 +223,19 @@ impl Clone for ReasonCache {
 impl ReasonCache {
     /// The cached text for (`slot`, `domain`), made by `make` the first
     /// time; domains the view does not know are not cached.
-    pub fn get_or(&self, slot: usize, domain: Domain<'_>, make: impl FnOnce() -> String) -> String {
+    pub fn get_or(
+        &self,
+        slot: usize,
+        domain: Domain<'_>,
+        make: impl FnOnce() -> String,
+    ) -> Arc<str> {
         let Domain::Known(id) = domain else {
-            return make();
+            return make().into();
         };
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        map.entry((slot, id)).or_insert_with(make).clone()
+        map.entry((slot, id))
+            .or_insert_with(|| make().into())
+            .clone()
     }
 
     /// Forget every text (the counts behind them changed).
@@ -301,7 +308,7 @@ mod tests {
                 made += 1;
                 "r".into()
             });
-            assert_eq!(r, "r");
+            assert_eq!(&*r, "r");
         }
         assert_eq!(made, 1);
         cache.get_or(1, Domain::Known(1), || {

@@ -154,13 +154,13 @@ mod tests {
             json!({"nodeSelector": {"zone": "z2"}}),
         );
         let f = prepared(&pod, &s);
-        assert_eq!(f.check(&n).unwrap_err().reason, UNSCHEDULABLE_REASON);
+        assert_eq!(&*f.check(&n).unwrap_err().reason, UNSCHEDULABLE_REASON);
         n.spec.unschedulable = false;
         let err = f.check(&n).unwrap_err();
-        assert_eq!(err.reason, "node(s) had untolerated taint {k: v}");
+        assert_eq!(&*err.reason, "node(s) had untolerated taint {k: v}");
         assert_eq!(err.code, Code::UnschedulableAndUnresolvable);
         n.spec.taints.clear();
-        assert_eq!(f.check(&n).unwrap_err().reason, node_affinity::REASON);
+        assert_eq!(&*f.check(&n).unwrap_err().reason, node_affinity::REASON);
         n.metadata.labels.insert("zone".into(), "z2".into());
         let err = f.check(&n).unwrap_err();
         assert_eq!(err.code, Code::Unschedulable, "{err}");

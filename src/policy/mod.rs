@@ -8,6 +8,7 @@ pub mod priority;
 pub mod priority_class;
 
 use std::fmt;
+use std::sync::Arc;
 
 pub mod domains;
 pub mod filter;
@@ -28,18 +29,19 @@ pub enum Code {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     pub code: Code,
-    pub reason: String,
+    /// Shared: thousands of nodes failing in the same domain carry one text.
+    pub reason: Arc<str>,
 }
 
 impl Failure {
-    pub fn unschedulable(reason: impl Into<String>) -> Self {
+    pub fn unschedulable(reason: impl Into<Arc<str>>) -> Self {
         Self {
             code: Code::Unschedulable,
             reason: reason.into(),
         }
     }
 
-    pub fn unresolvable(reason: impl Into<String>) -> Self {
+    pub fn unresolvable(reason: impl Into<Arc<str>>) -> Self {
         Self {
             code: Code::UnschedulableAndUnresolvable,
             reason: reason.into(),

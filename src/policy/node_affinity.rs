@@ -576,7 +576,7 @@ mod tests {
             .filter(&node("n", json!({})))
             .unwrap_err();
         assert_eq!(err.code, super::super::Code::UnschedulableAndUnresolvable);
-        assert_eq!(err.reason, REASON);
+        assert_eq!(&*err.reason, REASON);
     }
 
     fn preferred(terms: serde_json::Value) -> Pod {

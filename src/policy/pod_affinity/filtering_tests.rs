@@ -772,7 +772,7 @@ fn reasons_name_the_pod_and_the_domain() {
         .filter(&n())
         .unwrap_err();
     assert_eq!(
-        err.reason,
+        &*err.reason,
         "node(s) didn't match pod anti-affinity rules: pod shop/web-1 (app in (web)) in kubernetes.io/hostname=n3"
     );
     let cache = pod("shop", "cache-1").labels(&[("app", "cache")]).build();
@@ -782,7 +782,7 @@ fn reasons_name_the_pod_and_the_domain() {
         .filter(&n())
         .unwrap_err();
     assert_eq!(
-        err.reason,
+        &*err.reason,
         "node(s) didn't satisfy existing pods anti-affinity rules: pod shop/db-1 (app in (cache)) in topology.kubernetes.io/zone=z1"
     );
     let affinity = pod("shop", "x")
@@ -795,7 +795,7 @@ fn reasons_name_the_pod_and_the_domain() {
         .unwrap_err();
     assert_eq!(err.code, Code::UnschedulableAndUnresolvable);
     assert_eq!(
-        err.reason,
+        &*err.reason,
         "node(s) didn't match pod affinity rules: no pod matching all affinity terms in topology.kubernetes.io/zone=z1"
     );
     let rack = pod("shop", "x")
@@ -807,7 +807,7 @@ fn reasons_name_the_pod_and_the_domain() {
         .filter(&n())
         .unwrap_err();
     assert_eq!(
-        err.reason,
+        &*err.reason,
         "node(s) didn't match pod affinity rules: node has no label rack"
     );
 }

@@ -330,7 +330,7 @@ mod tests {
         );
         let err = select(&s, &pod("p", "", HIGH, 500, 0, None), "n1").unwrap_err();
         assert_eq!(err.code, Code::UnschedulableAndUnresolvable);
-        assert_eq!(err.reason, "No preemption victims found for incoming pod");
+        assert_eq!(&*err.reason, "No preemption victims found for incoming pod");
     }
 
     #[test]

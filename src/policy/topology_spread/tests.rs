@@ -378,7 +378,7 @@ fn skew_failure_names_the_domain_and_numbers() {
         .unwrap();
     let err = f.filter(&s.node("node-a").unwrap().node).unwrap_err();
     assert_eq!(
-        err.reason,
+        &*err.reason,
         "node(s) didn't match pod topology spread constraints: zone=zone1 would have skew 4 > maxSkew 1 (3 matching pods there, global minimum 0)"
     );
 }
