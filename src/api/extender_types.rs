@@ -7,8 +7,8 @@
 //! [`Node`] for the policies, and as the request's raw JSON text (borrowed,
 //! not copied) so the answer can hand kube-scheduler back its own objects.
 
+use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
@@ -202,7 +202,7 @@ impl Serialize for FailedNodes {
     /// nodes share a few long texts, and escaping them per node was the
     /// largest single cost of a filter answer.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut encoded: HashMap<*const u8, Box<RawValue>> = HashMap::new();
+        let mut encoded: foldhash::HashMap<*const u8, Box<RawValue>> = Default::default();
         let mut map = s.serialize_map(Some(self.0.len()))?;
         for (node, reason) in &self.0 {
             let raw = match encoded.entry(reason.as_ptr()) {
