@@ -3,9 +3,8 @@
 //! - `preempt/answer_200_nodes`: the whole `/scheduler/preempt` answer
 //!   (decode, PodFilters prepared once, victims on 200 candidate nodes,
 //!   the answer's JSON) on a synthetic 5,000-node / 150,000-pod cluster,
-//!   in process. Each pod keeps its computed requests after the first
-//!   request (as in the server, where pods outlive requests), so this is
-//!   the warm cost.
+//!   in process. Pods' priorities, requests and UIDs come from the
+//!   snapshot's per-node summaries, built with the snapshot.
 //! - `preempt/https_200_nodes`: the same request over HTTPS (rustls, h1,
 //!   keep-alive) through the real router: the end-to-end number.
 //! - `scale_in/*`: a 1,000-pod Deployment over 300 nodes in 3 zones, the

@@ -4,7 +4,6 @@
 //! (newer API versions add fields), wrong types are decode errors. Nothing
 //! here does I/O.
 
-pub mod memo;
 pub mod meta;
 pub mod node;
 pub mod objects;

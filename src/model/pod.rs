@@ -6,13 +6,11 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::memo::Memo;
 use super::meta::{ObjectMeta, compact_list, null_as_default};
 use super::node::Toleration;
 use super::quantity::{ResourceList, resource_list};
 use super::selector::LabelSelector;
 use super::shared::{Shared, shared_list};
-use crate::policy::resources::Requests;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -23,10 +21,6 @@ pub struct Pod {
     pub spec: PodSpec,
     #[serde(default)]
     pub status: PodStatus,
-    /// What the scheduler reserves for it, once computed
-    /// ([`crate::policy::resources::cached_requests`]).
-    #[serde(skip)]
-    pub requests: Memo<Requests>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -100,13 +100,6 @@ fn is_sidecar(c: &Container) -> bool {
     c.restart_policy.as_deref() == Some("Always")
 }
 
-/// [`pod_requests`], computed once per pod and kept with it: a pod in the
-/// view never changes, and preemption asks for every pod on every
-/// candidate node.
-pub fn cached_requests(pod: &Pod) -> &Requests {
-    pod.requests.get_or_init(|| pod_requests(pod))
-}
-
 /// What the scheduler reserves for `pod` on a node.
 pub fn pod_requests(pod: &Pod) -> Requests {
     let mut total = Requests::default();

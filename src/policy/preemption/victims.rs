@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::cluster::{NodeInfo, NodePods};
 use crate::model::{Node, Pod};
-use crate::policy::resources::{NodeResources, Requests, cached_requests};
+use crate::policy::resources::{NodeResources, Requests, pod_requests};
 use crate::policy::{Failure, Verdict};
 
 use super::nominated::nominated_against;
@@ -145,7 +145,7 @@ struct NodeState<'s, F: NodeFilters> {
 impl<F: NodeFilters> NodeState<'_, F> {
     fn add_nominated(&mut self) {
         for pod in self.nominated {
-            self.resources.add_pod(cached_requests(pod));
+            self.resources.add_pod(&pod_requests(pod));
             self.filters.add_pod(pod, self.node);
         }
     }
