@@ -9,7 +9,7 @@
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
@@ -23,6 +23,7 @@ use crate::policy::prioritize::prioritize;
 use crate::server::{ApiError, AppState};
 
 use super::extender_types::{ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut};
+use super::{json_response, run_blocking};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -52,29 +53,6 @@ async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Respo
         },
     )
     .await
-}
-
-/// Decoding tens of MB and judging thousands of nodes is CPU work: keep it
-/// off the async workers.
-async fn run_blocking(work: impl FnOnce() -> Response + Send + 'static) -> Response {
-    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("request handling failed: {e}"),
-        )
-        .into_response()
-    })
-}
-
-fn json_response(value: &impl serde::Serialize) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
-        Err(e) => ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot encode the answer: {e}"),
-        )
-        .into_response(),
-    }
 }
 
 /// The filter answer for one request body; never fails, errors go in `Error`.

@@ -12,9 +12,11 @@ pub mod preempt;
 pub mod scale_in;
 
 use axum::Router;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
-use crate::server::AppState;
+use crate::server::{ApiError, AppState};
 
 /// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
 pub fn scheduler_routes() -> Router<AppState> {
@@ -35,4 +37,33 @@ pub fn admission_routes() -> Router<AppState> {
 /// Everything else people and controllers call (e.g. `/scale-in`).
 pub fn other_routes() -> Router<AppState> {
     Router::new().merge(scale_in::routes())
+}
+
+/// Deciding over thousands of nodes or pods is CPU work of a millisecond or
+/// more: keep it off the async workers, which also serve admission reviews
+/// and probes.
+async fn run_blocking(work: impl FnOnce() -> Response + Send + 'static) -> Response {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("request handling failed: {e}"),
+        )
+        .into_response()
+    })
+}
+
+/// `body`, already JSON, as a 200 answer.
+fn json_bytes(body: Vec<u8>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn json_response(value: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => json_bytes(bytes),
+        Err(e) => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot encode the answer: {e}"),
+        )
+        .into_response(),
+    }
 }

@@ -12,13 +12,13 @@ use std::collections::{BTreeSet, HashMap};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use jiff::Timestamp;
 use serde::de::IgnoredAny;
 
 use super::any_case::AnyCase;
+use super::{json_bytes, run_blocking};
 use crate::cluster::Snapshot;
 use crate::config::{Config, PreemptionAnswer};
 use crate::model::Pod;
@@ -78,14 +78,14 @@ async fn handle(State(state): State<AppState>, body: Bytes) -> Response {
         Ok(s) => s,
         Err(e) => return e.into_response(),
     };
-    match answer(&snapshot, &state.config, &body, Timestamp::now()) {
-        Ok(result) => (
-            [(header::CONTENT_TYPE, "application/json")],
-            result.to_json(),
-        )
-            .into_response(),
-        Err(e) => e.into_response(),
-    }
+    let config = state.config.clone();
+    run_blocking(
+        move || match answer(&snapshot, &config, &body, Timestamp::now()) {
+            Ok(result) => json_bytes(result.to_json()),
+            Err(e) => e.into_response(),
+        },
+    )
+    .await
 }
 
 /// Decode `ExtenderPreemptionArgs` (keys in any case, the unused map

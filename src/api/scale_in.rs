@@ -3,12 +3,16 @@
 //! spread holds, and the pod-deletion-cost annotations that make the
 //! controller delete exactly those.
 
+use axum::Router;
 use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Json, Router};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use super::{json_response, run_blocking};
+use crate::cluster::Snapshot;
+use crate::config::Config;
 use crate::model::meta::POD_DELETION_COST;
 use crate::model::{LabelSelector, Pod};
 use crate::policy::scale_in::{ScaleIn, ScaleInRequest, SpreadPlan, scale_in};
@@ -76,11 +80,25 @@ pub struct DeletionCostOut {
     pub command: String,
 }
 
-async fn handle(
-    State(state): State<AppState>,
-    ApiJson(req): ApiJson<ScaleInBody>,
-) -> Result<Json<ScaleInResponse>, ApiError> {
-    let snapshot = state.snapshot()?;
+async fn handle(State(state): State<AppState>, ApiJson(req): ApiJson<ScaleInBody>) -> Response {
+    let snapshot = match state.snapshot() {
+        Ok(s) => s,
+        Err(e) => return e.into_response(),
+    };
+    let config = state.config.clone();
+    run_blocking(move || match answer(&snapshot, &config, &req) {
+        Ok(out) => json_response(&out),
+        Err(e) => e.into_response(),
+    })
+    .await
+}
+
+/// The pods to delete for `req`, from the request or from `snapshot`.
+fn answer(
+    snapshot: &Snapshot,
+    config: &Config,
+    req: &ScaleInBody,
+) -> Result<ScaleInResponse, ApiError> {
     let from_view;
     let pods: Vec<&Pod> = match (&req.pods, &req.namespace, &req.selector) {
         (Some(pods), None, None) => pods.iter().collect(),
@@ -106,11 +124,11 @@ async fn handle(
         count: req.count,
         preserve_spread: req
             .preserve_spread
-            .then_some(&state.config.scheduling.default_spread_constraints),
+            .then_some(&config.scheduling.default_spread_constraints),
         now: Timestamp::now(),
     };
-    let out = scale_in(&snapshot, &pods, choice);
-    Ok(Json(encode(out)))
+    let out = scale_in(snapshot, &pods, choice);
+    Ok(encode(out))
 }
 
 fn encode(out: ScaleIn) -> ScaleInResponse {
