@@ -90,15 +90,15 @@ pub fn scale_in<'a>(snapshot: &Snapshot, pods: &[&'a Pod], req: ScaleInRequest) 
     let mut ordered: Vec<Ranked<'a>> = active
         .iter()
         .zip(ranks)
-        .map(|(p, r)| Ranked::new(p, r))
+        .map(|(p, r)| Ranked::new(p, r, now))
         .collect();
-    order::sort(&mut ordered, now);
+    order::sort(&mut ordered);
     let count = req.count.min(ordered.len());
 
     let Some(defaults) = req.preserve_spread else {
         let positions: Vec<usize> = (0..count).collect();
         return ScaleIn {
-            victims: upstream_victims(&ordered, &positions, now),
+            victims: upstream_victims(&ordered, &positions),
             spread: None,
         };
     };
@@ -115,12 +115,12 @@ pub fn scale_in<'a>(snapshot: &Snapshot, pods: &[&'a Pod], req: ScaleInRequest) 
         .collect();
     let (picked, victims) = if constraints.is_empty() {
         let positions: Vec<usize> = (0..count).collect();
-        let victims = upstream_victims(&ordered, &positions, now);
+        let victims = upstream_victims(&ordered, &positions);
         (positions, victims)
     } else {
-        pick_for_spread(&ordered, &mut constraints, count, now)
+        pick_for_spread(&ordered, &mut constraints, count)
     };
-    let (deletion_costs, costs_sufficient) = deletion_costs(&ordered, &picked, now);
+    let (deletion_costs, costs_sufficient) = deletion_costs(&ordered, &picked);
     let constraints = constraints
         .iter()
         .enumerate()
@@ -144,24 +144,20 @@ pub fn scale_in<'a>(snapshot: &Snapshot, pods: &[&'a Pod], req: ScaleInRequest) 
 
 /// Victims at `positions` of the controller's order, each explained
 /// against the next pod that stays in that order after it.
-fn upstream_victims<'a>(
-    ordered: &[Ranked<'a>],
-    positions: &[usize],
-    now: Timestamp,
-) -> Vec<Victim<'a>> {
+fn upstream_victims<'a>(ordered: &[Ranked<'a>], positions: &[usize]) -> Vec<Victim<'a>> {
     positions
         .iter()
         .map(|&i| Victim {
             pod: ordered[i].pod,
-            reason: upstream_reason(ordered, i, i + 1, now),
+            reason: upstream_reason(ordered, i, i + 1),
         })
         .collect()
 }
 
-fn upstream_reason(ordered: &[Ranked], i: usize, next: usize, now: Timestamp) -> String {
+fn upstream_reason(ordered: &[Ranked], i: usize, next: usize) -> String {
     match ordered.get(next) {
         None => "last: no other active pod".into(),
-        Some(n) => match compare(&ordered[i], n, now) {
+        Some(n) => match compare(&ordered[i], n) {
             Some((_, rule)) => rule.describe(),
             None => format!(
                 "tie: no rule tells it from {} (order unspecified)",
@@ -189,7 +185,6 @@ fn pick_for_spread<'a>(
     ordered: &[Ranked<'a>],
     constraints: &mut [SpreadCounts],
     count: usize,
-    now: Timestamp,
 ) -> (Vec<usize>, Vec<Victim<'a>>) {
     let mut groups: HashMap<Signature, VecDeque<usize>> = HashMap::default();
     for (i, r) in ordered.iter().enumerate() {
@@ -221,7 +216,7 @@ fn pick_for_spread<'a>(
             let next = (i + 1..ordered.len())
                 .find(|&j| !removed[j])
                 .unwrap_or(ordered.len());
-            upstream_reason(ordered, i, next, now)
+            upstream_reason(ordered, i, next)
         } else {
             spread_reason(ordered, constraints, i, first)
         };
@@ -294,11 +289,7 @@ fn spread_reason(
 
 /// Deletion costs that move `picked` ahead of every other pod: one below
 /// the cheapest kept pod. Checked by re-running the controller's order.
-fn deletion_costs<'a>(
-    ordered: &[Ranked<'a>],
-    picked: &[usize],
-    now: Timestamp,
-) -> (Vec<CostChange<'a>>, bool) {
+fn deletion_costs<'a>(ordered: &[Ranked<'a>], picked: &[usize]) -> (Vec<CostChange<'a>>, bool) {
     let mut is_victim = vec![false; ordered.len()];
     picked.iter().for_each(|&i| is_victim[i] = true);
     if picked.iter().all(|&i| i < picked.len()) {
@@ -332,7 +323,7 @@ fn deletion_costs<'a>(
         }
     }
     let victims: Vec<&Pod> = picked.iter().map(|&i| ordered[i].pod).collect();
-    order::sort(&mut simulated, now);
+    order::sort(&mut simulated);
     let sufficient = simulated[..picked.len()]
         .iter()
         .all(|r| victims.iter().any(|v| std::ptr::eq(*v, r.pod)));

@@ -23,12 +23,31 @@ pub struct Ranked<'a> {
     pub cost: i32,
     phase: u8,
     ready: bool,
-    ready_since: Option<Timestamp>,
+    ready_since: Aged,
+    created: Aged,
     restarts: i32,
 }
 
+/// A time with its log2 age bucket at the request's "now", computed once
+/// per pod rather than in every comparison.
+#[derive(Debug, Clone, Copy)]
+struct Aged {
+    at: Option<Timestamp>,
+    bucket: i64,
+}
+
+impl Aged {
+    fn new(at: Option<Timestamp>, now: Timestamp) -> Self {
+        Self {
+            at,
+            bucket: at.map_or(-1, |t| age_bucket(t, now)),
+        }
+    }
+}
+
 impl<'a> Ranked<'a> {
-    pub fn new(pod: &'a Pod, rank: usize) -> Self {
+    /// `pod` with its rank, its times bucketed by age at `now`.
+    pub fn new(pod: &'a Pod, rank: usize, now: Timestamp) -> Self {
         let ready = pod.is_ready();
         Self {
             pod,
@@ -36,10 +55,13 @@ impl<'a> Ranked<'a> {
             cost: deletion_cost(pod),
             phase: phase_ordinal(&pod.status.phase),
             ready,
-            ready_since: pod
-                .condition("Ready")
-                .filter(|_| ready)
-                .and_then(|c| c.last_transition_time),
+            ready_since: Aged::new(
+                pod.condition("Ready")
+                    .filter(|_| ready)
+                    .and_then(|c| c.last_transition_time),
+                now,
+            ),
+            created: Aged::new(pod.metadata.creation_timestamp, now),
             restarts: pod
                 .status
                 .container_statuses
@@ -131,7 +153,7 @@ pub fn parse_deletion_cost(value: &str) -> Option<i32> {
 
 /// Which of `a` and `b` the controller deletes first and why; `None` when
 /// no rule tells them apart (their order is then unspecified).
-pub fn compare(a: &Ranked, b: &Ranked, now: Timestamp) -> Option<(Ordering, Rule)> {
+pub fn compare(a: &Ranked, b: &Ranked) -> Option<(Ordering, Rule)> {
     let (pa, pb) = (a.pod, b.pod);
     let a_unassigned = pa.spec.node_name.is_empty();
     if a_unassigned != pb.spec.node_name.is_empty() {
@@ -155,8 +177,8 @@ pub fn compare(a: &Ranked, b: &Ranked, now: Timestamp) -> Option<(Ordering, Rule
         let (x, y) = ordered(a.rank > b.rank, &a.rank, &b.rank);
         return Some((first_if(a.rank > b.rank), Rule::Rank(*x, *y)));
     }
-    if a.ready && b.ready && a.ready_since != b.ready_since {
-        return newer_first(a.ready_since, b.ready_since, pa, pb, now).map(|(o, by_uid)| {
+    if a.ready && b.ready && a.ready_since.at != b.ready_since.at {
+        return newer_first(a.ready_since, b.ready_since, pa, pb).map(|(o, by_uid)| {
             (
                 o,
                 if by_uid {
@@ -171,12 +193,8 @@ pub fn compare(a: &Ranked, b: &Ranked, now: Timestamp) -> Option<(Ordering, Rule
         let (x, y) = ordered(a.restarts > b.restarts, &a.restarts, &b.restarts);
         return Some((first_if(a.restarts > b.restarts), Rule::Restarts(*x, *y)));
     }
-    let (ca, cb) = (
-        pa.metadata.creation_timestamp,
-        pb.metadata.creation_timestamp,
-    );
-    if ca != cb {
-        return newer_first(ca, cb, pa, pb, now).map(|(o, by_uid)| {
+    if a.created.at != b.created.at {
+        return newer_first(a.created, b.created, pa, pb).map(|(o, by_uid)| {
             (
                 o,
                 if by_uid {
@@ -206,18 +224,12 @@ fn ordered<'t, T>(a_first: bool, a: &'t T, b: &'t T) -> (&'t T, &'t T) {
 /// For two different times: newer first, a missing time before any time;
 /// ages in the same log2 bucket are decided by the smaller UID, and equal
 /// UIDs leave the pods unordered (`None`). The bool says the UID decided.
-fn newer_first(
-    ta: Option<Timestamp>,
-    tb: Option<Timestamp>,
-    pa: &Pod,
-    pb: &Pod,
-    now: Timestamp,
-) -> Option<(Ordering, bool)> {
-    match (ta, tb) {
+fn newer_first(ta: Aged, tb: Aged, pa: &Pod, pb: &Pod) -> Option<(Ordering, bool)> {
+    match (ta.at, tb.at) {
         (None, _) => Some((Ordering::Less, false)),
         (_, None) => Some((Ordering::Greater, false)),
-        (Some(ta), Some(tb)) => {
-            let diff = age_bucket(ta, now) - age_bucket(tb, now);
+        (Some(_), Some(_)) => {
+            let diff = ta.bucket - tb.bucket;
             if diff != 0 {
                 return Some((first_if(diff < 0), false));
             }
@@ -238,33 +250,33 @@ fn age_bucket(t: Timestamp, now: Timestamp) -> i64 {
 }
 
 /// Stable merge sort by `compare`, which need not be a total order (the
-/// UID tie-break inside a bucket is not transitive); never panics.
-pub fn sort(pods: &mut Vec<Ranked>, now: Timestamp) {
-    let goes_first =
-        |a: &Ranked, b: &Ranked| matches!(compare(a, b, now), Some((Ordering::Less, _)));
-    let mut items = std::mem::take(pods);
+/// UID tie-break inside a bucket is not transitive); never panics. Runs
+/// are merged as positions between two buffers, so a sort allocates three
+/// vectors whatever the number of pods.
+pub fn sort(pods: &mut Vec<Ranked>) {
+    let goes_first = |a: &Ranked, b: &Ranked| matches!(compare(a, b), Some((Ordering::Less, _)));
+    let n = pods.len();
+    let mut from: Vec<usize> = (0..n).collect();
+    let mut to: Vec<usize> = vec![0; n];
     let mut width = 1;
-    while width < items.len() {
-        let mut merged = Vec::with_capacity(items.len());
-        let mut rest = items.into_iter().peekable();
-        while rest.peek().is_some() {
-            let left: Vec<Ranked> = rest.by_ref().take(width).collect();
-            let right: Vec<Ranked> = rest.by_ref().take(width).collect();
-            let (mut l, mut r) = (left.into_iter().peekable(), right.into_iter().peekable());
-            loop {
-                let take_right = match (l.peek(), r.peek()) {
-                    (Some(a), Some(b)) => goes_first(b, a),
-                    (Some(_), None) => false,
-                    (None, Some(_)) => true,
-                    (None, None) => break,
-                };
-                merged.extend(if take_right { r.next() } else { l.next() });
+    while width < n {
+        for start in (0..n).step_by(2 * width) {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut l, mut r) = (start, mid);
+            for slot in &mut to[start..end] {
+                let take_right =
+                    r < end && (l == mid || goes_first(&pods[from[r]], &pods[from[l]]));
+                let side = if take_right { &mut r } else { &mut l };
+                *slot = from[*side];
+                *side += 1;
             }
         }
-        items = merged;
+        std::mem::swap(&mut from, &mut to);
         width *= 2;
     }
-    *pods = items;
+    let mut slots: Vec<Option<Ranked>> = std::mem::take(pods).into_iter().map(Some).collect();
+    *pods = from.iter().filter_map(|&i| slots[i].take()).collect();
 }
 
 #[cfg(test)]
@@ -318,7 +330,7 @@ mod tests {
     }
 
     fn first(a: &Pod, ra: usize, b: &Pod, rb: usize) -> Option<(Ordering, Rule)> {
-        compare(&Ranked::new(a, ra), &Ranked::new(b, rb), now())
+        compare(&Ranked::new(a, ra, now()), &Ranked::new(b, rb, now()))
     }
 
     #[test]
@@ -515,8 +527,8 @@ mod tests {
             pod("unassigned", json!({"phase": "Pending"})),
             running("not-ready", json!({"ready": false})),
         ];
-        let mut ranked: Vec<Ranked> = pods.iter().map(|p| Ranked::new(p, 0)).collect();
-        sort(&mut ranked, now());
+        let mut ranked: Vec<Ranked> = pods.iter().map(|p| Ranked::new(p, 0, now())).collect();
+        sort(&mut ranked);
         let order: Vec<&str> = ranked
             .iter()
             .map(|r| r.pod.metadata.name.as_str())
@@ -525,6 +537,30 @@ mod tests {
             order,
             ["unassigned", "pending", "not-ready", "cheap", "ready-old"]
         );
+    }
+
+    #[test]
+    fn sort_is_stable_across_uneven_runs() {
+        // 37 pods (runs of 1, 2, 4... with a short last one), five costs:
+        // equal pods keep their input order, as a stable sort by cost would.
+        let pods: Vec<Pod> = (0..37)
+            .map(|i| {
+                running(
+                    &format!("p{i:02}"),
+                    json!({"cost": ((i * 7) % 5).to_string()}),
+                )
+            })
+            .collect();
+        let mut ranked: Vec<Ranked> = pods.iter().map(|p| Ranked::new(p, 0, now())).collect();
+        sort(&mut ranked);
+        let got: Vec<&str> = ranked
+            .iter()
+            .map(|r| r.pod.metadata.name.as_str())
+            .collect();
+        let mut want: Vec<&Pod> = pods.iter().collect();
+        want.sort_by_key(|p| deletion_cost(p));
+        let want: Vec<&str> = want.iter().map(|p| p.metadata.name.as_str()).collect();
+        assert_eq!(got, want);
     }
 
     /// ActivePodsWithRanks' own rows: pods without UIDs, times relative to

@@ -5,7 +5,9 @@
 //! Deployment (so a rollout's old and new pods count together). Pods
 //! without a controller are related to the other pods being ranked.
 
-use foldhash::{HashMap, HashSet};
+use std::borrow::Cow;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::cluster::Snapshot;
 use crate::model::Pod;
@@ -58,22 +60,29 @@ fn related_owners(
 
 /// Rank of each of `pods` (same order).
 pub fn ranks(snapshot: &Snapshot, pods: &[&Pod]) -> Vec<usize> {
-    let mut owned: Vec<(String, String, String)> = Vec::new();
-    for pod in pods {
-        if let Some((kind, name)) = controller_of(pod) {
-            let ns = &pod.metadata.namespace;
-            for (k, n) in related_owners(snapshot, ns, kind, name) {
-                owned.push((ns.clone(), k, n));
-            }
-        }
-    }
+    // The pods of one workload share a controller: resolve each once.
+    let controllers: HashSet<(&str, &str, &str)> = pods
+        .iter()
+        .filter_map(|p| controller_of(p).map(|(k, n)| (p.metadata.namespace.as_str(), k, n)))
+        .collect();
+    let owned: Vec<(&str, String, String)> = controllers
+        .into_iter()
+        .flat_map(|(ns, kind, name)| {
+            related_owners(snapshot, ns, kind, name)
+                .into_iter()
+                .map(move |(k, n)| (ns, k, n))
+        })
+        .collect();
     let owners: HashSet<(&str, &str, &str)> = owned
         .iter()
-        .map(|(ns, k, n)| (ns.as_str(), k.as_str(), n.as_str()))
+        .map(|(ns, k, n)| (*ns, k.as_str(), n.as_str()))
         .collect();
     let namespaces: HashSet<&str> = pods.iter().map(|p| p.metadata.namespace.as_str()).collect();
 
-    let mut counter = NodeCounter::default();
+    let mut counter = NodeCounter {
+        seen: HashSet::with_capacity(2 * pods.len()),
+        per_node: HashMap::with_capacity(pods.len()),
+    };
     for pod in pods {
         counter.count(pod);
     }
@@ -88,7 +97,7 @@ pub fn ranks(snapshot: &Snapshot, pods: &[&Pod]) -> Vec<usize> {
         .map(|p| {
             counter
                 .per_node
-                .get(&p.spec.node_name)
+                .get(p.spec.node_name.as_str())
                 .copied()
                 .unwrap_or(0)
         })
@@ -96,21 +105,21 @@ pub fn ranks(snapshot: &Snapshot, pods: &[&Pod]) -> Vec<usize> {
 }
 
 /// Active pods per node, each pod counted once (by UID, else by name).
-#[derive(Default)]
-struct NodeCounter {
-    seen: HashSet<String>,
-    per_node: HashMap<String, usize>,
+/// Borrows names from the pods: a workload has a thousand of them.
+struct NodeCounter<'p> {
+    seen: HashSet<Cow<'p, str>>,
+    per_node: HashMap<&'p str, usize>,
 }
 
-impl NodeCounter {
-    fn count(&mut self, pod: &Pod) {
+impl<'p> NodeCounter<'p> {
+    fn count(&mut self, pod: &'p Pod) {
         let id = if pod.metadata.uid.is_empty() {
-            pod.metadata.key()
+            Cow::Owned(pod.metadata.key())
         } else {
-            pod.metadata.uid.clone()
+            Cow::Borrowed(pod.metadata.uid.as_str())
         };
         if is_active(pod) && self.seen.insert(id) {
-            *self.per_node.entry(pod.spec.node_name.clone()).or_insert(0) += 1;
+            *self.per_node.entry(&pod.spec.node_name).or_insert(0) += 1;
         }
     }
 }
