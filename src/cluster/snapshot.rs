@@ -2,11 +2,13 @@
 //!
 //! Built once per change by a source and never mutated afterwards. Indexes
 //! answer the questions the policies ask without scanning all pods: pods by
-//! node, pods by namespace, pods that carry pod (anti-)affinity terms, pod by
-//! UID, unbound pods by nominated node, namespace labels, the PDBs selecting
+//! node (with what preemption reads of each, side by side), pods by
+//! namespace, pods that carry pod (anti-)affinity terms, pod by UID,
+//! unbound pods by nominated node, namespace labels, the PDBs selecting
 //! each bound pod, PriorityClasses by name, the owners that define default
-//! spread selectors, and topology domains per label key. Collections are `Arc`-shared so a source can publish a new
-//! snapshot that reuses every part an update did not touch.
+//! spread selectors, and topology domains per label key. Collections are
+//! `Arc`-shared so a source can publish a new snapshot that reuses every
+//! part an update did not touch.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
