@@ -103,22 +103,24 @@ impl PodFilters {
     }
 
     /// `existing` now runs on `node`: update every pod-dependent rule.
-    pub fn add_pod(&mut self, existing: &Pod, node: &Node) {
+    pub fn add_pod<'n>(&mut self, existing: &Pod, node: impl Into<NodeAt<'n>>) {
+        let at = node.into();
         if let Some(f) = &mut self.spread {
-            f.add_pod(existing, node);
+            f.add_pod(existing, at);
         }
         if let Some(f) = &mut self.pod_affinity {
-            f.add_pod(existing, node);
+            f.add_pod(existing, at.node);
         }
     }
 
     /// `existing` no longer runs on `node` (a preemption victim).
-    pub fn remove_pod(&mut self, existing: &Pod, node: &Node) {
+    pub fn remove_pod<'n>(&mut self, existing: &Pod, node: impl Into<NodeAt<'n>>) {
+        let at = node.into();
         if let Some(f) = &mut self.spread {
-            f.remove_pod(existing, node);
+            f.remove_pod(existing, at);
         }
         if let Some(f) = &mut self.pod_affinity {
-            f.remove_pod(existing, node);
+            f.remove_pod(existing, at.node);
         }
     }
 }

@@ -19,9 +19,10 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use crate::cluster::{NodeInfo, Snapshot};
-use crate::model::{Node, Pod};
+use crate::model::Pod;
 
 use super::Verdict;
+use super::domains::NodeAt;
 use super::filter::PodFilters;
 use super::resources::{Requests, pod_requests};
 
@@ -29,21 +30,22 @@ pub use pick::pick_one_node;
 
 /// The preemptor's filter rules other than resources (node affinity,
 /// topology spread, inter-pod affinity), prepared for one pod. Victim
-/// selection removes and re-adds existing pods and asks again.
+/// selection removes and re-adds existing pods and asks again, always on
+/// the view's own node at its index (topology lookups by array).
 pub trait NodeFilters: Clone {
-    fn check(&self, node: &Node) -> Verdict;
-    fn add_pod(&mut self, existing: &Pod, node: &Node);
-    fn remove_pod(&mut self, existing: &Pod, node: &Node);
+    fn check(&self, node: NodeAt<'_>) -> Verdict;
+    fn add_pod(&mut self, existing: &Pod, node: NodeAt<'_>);
+    fn remove_pod(&mut self, existing: &Pod, node: NodeAt<'_>);
 }
 
 impl NodeFilters for PodFilters {
-    fn check(&self, node: &Node) -> Verdict {
-        PodFilters::check(self, node)
+    fn check(&self, node: NodeAt<'_>) -> Verdict {
+        PodFilters::check_at(self, node)
     }
-    fn add_pod(&mut self, existing: &Pod, node: &Node) {
+    fn add_pod(&mut self, existing: &Pod, node: NodeAt<'_>) {
         PodFilters::add_pod(self, existing, node);
     }
-    fn remove_pod(&mut self, existing: &Pod, node: &Node) {
+    fn remove_pod(&mut self, existing: &Pod, node: NodeAt<'_>) {
         PodFilters::remove_pod(self, existing, node);
     }
 }
@@ -126,6 +128,7 @@ pub(crate) mod testing {
     //! Pods and nodes for the preemption tables.
 
     use super::*;
+    use crate::model::Node;
     use crate::policy::Failure;
     use serde_json::json;
 
@@ -134,11 +137,11 @@ pub(crate) mod testing {
     pub struct NoFilters;
 
     impl NodeFilters for NoFilters {
-        fn check(&self, _: &Node) -> Verdict {
+        fn check(&self, _: NodeAt<'_>) -> Verdict {
             Ok(())
         }
-        fn add_pod(&mut self, _: &Pod, _: &Node) {}
-        fn remove_pod(&mut self, _: &Pod, _: &Node) {}
+        fn add_pod(&mut self, _: &Pod, _: NodeAt<'_>) {}
+        fn remove_pod(&mut self, _: &Pod, _: NodeAt<'_>) {}
     }
 
     /// Anti-affinity to pods labelled `app=<label>` on the same node,
@@ -156,8 +159,8 @@ pub(crate) mod testing {
     }
 
     impl NodeFilters for AvoidLabel {
-        fn check(&self, node: &Node) -> Verdict {
-            match self.on_node.get(node.name()).copied().unwrap_or(0) {
+        fn check(&self, at: NodeAt<'_>) -> Verdict {
+            match self.on_node.get(at.node.name()).copied().unwrap_or(0) {
                 0 => Ok(()),
                 n => Err(Failure::unschedulable(format!(
                     "{n} pods with app={} on the node",
@@ -165,14 +168,14 @@ pub(crate) mod testing {
                 ))),
             }
         }
-        fn add_pod(&mut self, pod: &Pod, node: &Node) {
+        fn add_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
             if self.matches(pod) {
-                *self.on_node.entry(node.name().to_string()).or_default() += 1;
+                *self.on_node.entry(at.node.name().to_string()).or_default() += 1;
             }
         }
-        fn remove_pod(&mut self, pod: &Pod, node: &Node) {
+        fn remove_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
             if self.matches(pod) {
-                *self.on_node.entry(node.name().to_string()).or_default() -= 1;
+                *self.on_node.entry(at.node.name().to_string()).or_default() -= 1;
             }
         }
     }

@@ -9,7 +9,8 @@
 use std::sync::Arc;
 
 use crate::cluster::{NodeInfo, NodePods};
-use crate::model::{Node, Pod};
+use crate::model::Pod;
+use crate::policy::domains::NodeAt;
 use crate::policy::resources::{NodeResources, Requests, pod_requests};
 use crate::policy::{Failure, Verdict};
 
@@ -50,6 +51,13 @@ impl<F: NodeFilters> Preemptor<'_, F> {
         // Stable: equal keys keep the node's pod order (deterministic answers).
         potential.sort_by_key(Victim::importance);
         let nominated = nominated_against(self.snapshot, self.pod, node.name());
+        // The view's own node (the usual case) is judged at its index.
+        let at = match self.snapshot.node_idx(node.name()) {
+            Some(i) if Arc::ptr_eq(&self.snapshot.nodes()[i as usize].node, &info.node) => {
+                NodeAt::indexed(node, i)
+            }
+            _ => NodeAt::unindexed(node),
+        };
         let mut state = NodeState {
             resources: NodeResources::new(
                 &node.status.allocatable,
@@ -58,7 +66,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             ),
             filters: &mut self.filters,
             request: &self.requests,
-            node,
+            at,
             pods: &info.pods,
             nominated: &nominated,
             removed: vec![true; potential.len()],
@@ -98,7 +106,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             info.pods.len(),
         );
         resources.fits(&self.requests)?;
-        self.filters.check(&info.node)
+        self.filters.check(NodeAt::unindexed(&info.node))
     }
 }
 
@@ -134,7 +142,7 @@ struct NodeState<'s, F: NodeFilters> {
     /// With the nominated pods added while the node is worked on.
     filters: &'s mut F,
     request: &'s Requests,
-    node: &'s Node,
+    at: NodeAt<'s>,
     pods: &'s NodePods,
     nominated: &'s [&'s Arc<Pod>],
     /// Which potential victims (by their place in the potential list) are
@@ -146,7 +154,7 @@ impl<F: NodeFilters> NodeState<'_, F> {
     fn add_nominated(&mut self) {
         for pod in self.nominated {
             self.resources.add_pod(&pod_requests(pod));
-            self.filters.add_pod(pod, self.node);
+            self.filters.add_pod(pod, self.at);
         }
     }
 
@@ -155,13 +163,13 @@ impl<F: NodeFilters> NodeState<'_, F> {
         let i = v.position as usize;
         self.resources
             .remove_pod(&self.pods.summaries()[i].requests);
-        self.filters.remove_pod(&self.pods[i], self.node);
+        self.filters.remove_pod(&self.pods[i], self.at);
     }
 
     fn add_back(&mut self, k: usize, v: &Victim) {
         let i = v.position as usize;
         self.resources.add_pod(&self.pods.summaries()[i].requests);
-        self.filters.add_pod(&self.pods[i], self.node);
+        self.filters.add_pod(&self.pods[i], self.at);
         self.removed[k] = false;
     }
 
@@ -175,14 +183,14 @@ impl<F: NodeFilters> NodeState<'_, F> {
     /// the other rules, all with the nominated pods running here.
     fn fits(&mut self) -> Verdict {
         self.resources.fits(self.request)?;
-        self.filters.check(self.node)?;
+        self.filters.check(self.at)?;
         self.fits_without_nominated()
     }
 
     /// [`Self::fits`] as a yes or no, without building reasons.
     fn still_fits(&mut self) -> bool {
         self.resources.has_room(self.request)
-            && self.filters.check(self.node).is_ok()
+            && self.filters.check(self.at).is_ok()
             && self.fits_without_nominated().is_ok()
     }
 
@@ -195,11 +203,11 @@ impl<F: NodeFilters> NodeState<'_, F> {
             return Ok(());
         }
         for pod in self.nominated {
-            self.filters.remove_pod(pod, self.node);
+            self.filters.remove_pod(pod, self.at);
         }
-        let verdict = self.filters.check(self.node);
+        let verdict = self.filters.check(self.at);
         for pod in self.nominated {
-            self.filters.add_pod(pod, self.node);
+            self.filters.add_pod(pod, self.at);
         }
         verdict
     }
@@ -209,11 +217,11 @@ impl<F: NodeFilters> NodeState<'_, F> {
         for (k, v) in potential.iter().enumerate() {
             if self.removed[k] {
                 self.filters
-                    .add_pod(&self.pods[v.position as usize], self.node);
+                    .add_pod(&self.pods[v.position as usize], self.at);
             }
         }
         for pod in std::mem::take(&mut self.nominated) {
-            self.filters.remove_pod(pod, self.node);
+            self.filters.remove_pod(pod, self.at);
         }
     }
 }
@@ -298,7 +306,7 @@ mod tests {
         };
         for info in s.nodes() {
             for p in info.pods.iter() {
-                filters.add_pod(p, &info.node);
+                filters.add_pod(p, NodeAt::from(&*info.node));
             }
         }
         let before = filters.on_node.clone();
@@ -568,7 +576,7 @@ mod tests {
         };
         let info = s.node("n1").unwrap();
         for p in info.pods.iter() {
-            filters.add_pod(p, &info.node);
+            filters.add_pod(p, NodeAt::from(&*info.node));
         }
         let preemptor = pod("p", "", HIGH, 100, 0, None);
         let v = Preemptor::new(&s, &preemptor, filters.clone(), now())
@@ -717,20 +725,20 @@ mod tests {
     }
 
     impl NodeFilters for NeedLabel {
-        fn check(&self, node: &Node) -> Verdict {
-            match self.on_node.get(node.name()).copied().unwrap_or(0) {
+        fn check(&self, at: NodeAt<'_>) -> Verdict {
+            match self.on_node.get(at.node.name()).copied().unwrap_or(0) {
                 0 => Err(Failure::unschedulable(format!("no app={} pod", self.label))),
                 _ => Ok(()),
             }
         }
-        fn add_pod(&mut self, pod: &Pod, node: &Node) {
+        fn add_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
             if pod.metadata.labels.get("app") == Some(&self.label) {
-                *self.on_node.entry(node.name().to_string()).or_default() += 1;
+                *self.on_node.entry(at.node.name().to_string()).or_default() += 1;
             }
         }
-        fn remove_pod(&mut self, pod: &Pod, node: &Node) {
+        fn remove_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
             if pod.metadata.labels.get("app") == Some(&self.label) {
-                *self.on_node.entry(node.name().to_string()).or_default() -= 1;
+                *self.on_node.entry(at.node.name().to_string()).or_default() -= 1;
             }
         }
     }
@@ -751,7 +759,7 @@ mod tests {
             };
             let info = s.node("n1").unwrap();
             for p in info.pods.iter() {
-                filters.add_pod(p, &info.node);
+                filters.add_pod(p, NodeAt::from(&*info.node));
             }
             Preemptor::new(&s, &preemptor, filters, now())
                 .select_victims(info)

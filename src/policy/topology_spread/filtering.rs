@@ -16,9 +16,7 @@ use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt, ReasonCache
 use crate::policy::node_affinity::RequiredNodeAffinity;
 use crate::policy::{Failure, Verdict};
 
-use super::common::{
-    Constraint, DO_NOT_SCHEDULE, constraints_for, count_cluster, has_all_keys, has_all_keys_at,
-};
+use super::common::{Constraint, DO_NOT_SCHEDULE, constraints_for, count_cluster, has_all_keys_at};
 
 pub const REASON: &str = "node(s) didn't match pod topology spread constraints";
 
@@ -146,26 +144,27 @@ impl SpreadFilter {
     }
 
     /// An existing pod is now on `node` (preemption's what-if).
-    pub fn add_pod(&mut self, existing: &Pod, node: &Node) {
-        self.update(existing, node, 1);
+    pub fn add_pod<'n>(&mut self, existing: &Pod, node: impl Into<NodeAt<'n>>) {
+        self.update(existing, node.into(), 1);
     }
 
     /// An existing pod left `node` (a preemption victim).
-    pub fn remove_pod(&mut self, existing: &Pod, node: &Node) {
-        self.update(existing, node, -1);
+    pub fn remove_pod<'n>(&mut self, existing: &Pod, node: impl Into<NodeAt<'n>>) {
+        self.update(existing, node.into(), -1);
     }
 
     /// Counts the pod exactly as preparation would have: same namespace,
     /// node with every key and passing the inclusion policies, selected.
-    fn update(&mut self, existing: &Pod, node: &Node, delta: i64) {
+    /// An indexed node finds its domains by array lookups, which is what
+    /// preemption passes for each of the many pods it moves on one node.
+    fn update(&mut self, existing: &Pod, at: NodeAt<'_>, delta: i64) {
         let incoming = Arc::clone(&self.incoming);
         self.reasons.clear();
-        if existing.metadata.namespace != incoming.namespace
-            || !has_all_keys(node, &incoming.constraints)
+        if existing.metadata.namespace != incoming.namespace || !has_all_keys_at(at, &incoming.keys)
         {
             return;
         }
-        let at = NodeAt::unindexed(node);
+        let node = at.node;
         for (i, c) in incoming.constraints.iter().enumerate() {
             if !c.includes_node(node, &incoming.tolerations, &incoming.required)
                 || !c.counts(existing, &incoming.namespace)

@@ -412,18 +412,37 @@ fn add_and_remove_pod_update_counts_like_preparation() {
     // only if they would exceed 1 + 0.
     let victim = s.node("node-a").unwrap().pods[0].clone();
     let mut what_if = f.clone();
-    what_if.remove_pod(&victim, &n("node-a"));
+    what_if.remove_pod(&victim, &*n("node-a"));
     assert!(what_if.filter(&n("node-a")).is_ok());
     // The original state is untouched by the clone's changes.
     assert!(f.filter(&n("node-a")).is_err());
     // A pod added to node-y raises the minimum to 1: every node fits.
-    f.add_pod(&existing("new", "node-y", json!({"foo": ""})), &n("node-y"));
+    f.add_pod(
+        &existing("new", "node-y", json!({"foo": ""})),
+        &*n("node-y"),
+    );
     assert!(f.filter(&n("node-a")).is_ok());
     // Pods of another namespace or not selected change nothing.
     let mut other = existing("o", "node-y", json!({"foo": ""}));
     other.metadata.namespace = "other".into();
-    f.remove_pod(&other, &n("node-y"));
-    f.remove_pod(&existing("nf", "node-y", json!({})), &n("node-y"));
+    f.remove_pod(&other, &*n("node-y"));
+    f.remove_pod(&existing("nf", "node-y", json!({})), &*n("node-y"));
+    assert!(f.filter(&n("node-a")).is_ok());
+
+    // The same what-if on the view's node at its index (as preemption
+    // passes it) counts into the same domains.
+    let idx = s.node_idx("node-a").unwrap();
+    let mut indexed = prepare_filter(&s, &pod, &DefaultSpreadConstraints::default())
+        .unwrap()
+        .unwrap();
+    indexed.remove_pod(&victim, NodeAt::indexed(&n("node-a"), idx));
+    for name in ["node-a", "node-b", "node-x", "node-y"] {
+        assert_eq!(
+            indexed.filter(&n(name)).is_ok(),
+            what_if.filter(&n(name)).is_ok(),
+            "{name}"
+        );
+    }
     assert!(f.filter(&n("node-a")).is_ok());
 }
 
