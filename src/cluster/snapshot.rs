@@ -23,6 +23,7 @@ use crate::model::{
 
 mod indexes;
 mod label_index;
+mod node_list;
 mod node_pods;
 mod nominated_index;
 mod pdb_index;
@@ -34,6 +35,7 @@ mod update;
 use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
+pub use self::node_list::NodeList;
 pub use self::node_pods::{NodePods, PodSummary};
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};
@@ -90,7 +92,7 @@ pub struct Owners {
 
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    nodes: Arc<[NodeInfo]>,
+    nodes: NodeList,
     node_index: Arc<Map<String, NodeIdx>>,
     pods_by_namespace: Arc<Map<String, NamespacePods>>,
     pods_with_affinity: TermHolders,
@@ -251,7 +253,7 @@ impl Snapshot {
         let with_required_anti = TermHolders::build(all_pods(), Pod::has_required_anti_affinity);
         let nominated = NominatedIndex::build(all_pods());
         Snapshot {
-            nodes: infos.into(),
+            nodes: infos.into_iter().collect(),
             node_index: Arc::new(node_index),
             pods_by_namespace: Arc::new(
                 by_namespace
@@ -277,8 +279,8 @@ impl Snapshot {
         }
     }
 
-    /// All nodes, sorted by name; a [`NodeIdx`] indexes this slice.
-    pub fn nodes(&self) -> &[NodeInfo] {
+    /// All nodes, sorted by name; a [`NodeIdx`] indexes this list.
+    pub fn nodes(&self) -> &NodeList {
         &self.nodes
     }
 

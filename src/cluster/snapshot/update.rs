@@ -12,7 +12,7 @@ use foldhash::HashSet;
 use super::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 use super::label_index::ListEdit;
 use super::{
-    Map, NamespacePods, NodeIdx, NodeInfo, NodePods, PdbIndex, PodRef, Snapshot, TopologyIndex,
+    Map, NamespacePods, NodeInfo, NodeList, NodePods, PdbIndex, PodRef, Snapshot, TopologyIndex,
 };
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
@@ -134,25 +134,28 @@ impl Snapshot {
     }
 
     /// The node list with `removed` pods taken off their nodes and `added`
-    /// ones put on theirs; untouched nodes share their pod lists.
-    fn nodes_with_pods_moved(&self, removed: &[PodRef], added: &[PodRef]) -> Arc<[NodeInfo]> {
-        let mut touched: Map<NodeIdx, (HashSet<usize>, Vec<Arc<Pod>>)> = Map::default();
+    /// ones put on theirs; untouched nodes share their pod lists, and only
+    /// the chunks of touched nodes are copied.
+    fn nodes_with_pods_moved(&self, removed: &[PodRef], added: &[PodRef]) -> NodeList {
+        let mut touched: Map<usize, (HashSet<usize>, Vec<Arc<Pod>>)> = Map::default();
         for r in removed {
             if let Some(i) = r.node {
-                touched.entry(i).or_default().0.insert(ptr(&r.pod));
+                touched.entry(i as usize).or_default().0.insert(ptr(&r.pod));
             }
         }
         for r in added {
             if let Some(i) = r.node {
-                touched.entry(i).or_default().1.push(r.pod.clone());
+                touched.entry(i as usize).or_default().1.push(r.pod.clone());
             }
         }
         if touched.is_empty() {
             return self.nodes.clone();
         }
-        let mut nodes = self.nodes.to_vec();
-        for (i, (gone, new)) in touched {
-            let info = &mut nodes[i as usize];
+        let positions: Vec<usize> = touched.keys().copied().collect();
+        self.nodes.edited(&positions, |i, info| {
+            let Some((gone, new)) = touched.remove(&i) else {
+                return;
+            };
             let pods: Vec<Arc<Pod>> = info
                 .pods
                 .iter()
@@ -162,22 +165,26 @@ impl Snapshot {
                 .collect();
             info.pdbs = self.pdbs.of_pods(&pods);
             info.pods = NodePods::new(pods);
-        }
-        nodes.into()
+        })
     }
 
     /// This snapshot with some nodes' objects replaced, when every one of
     /// them is already in the view; `None` when a node is new (indexes of
     /// all nodes shift, so the caller rebuilds).
     pub fn with_node_changes(&self, changed: &[Arc<Node>]) -> Option<Snapshot> {
-        let mut nodes = self.nodes.to_vec();
-        let mut labels_changed = false;
+        let mut by_position: Map<usize, &Arc<Node>> = Map::default();
         for node in changed {
             let i = self.node_idx(&node.metadata.name)?;
-            let info = &mut nodes[i as usize];
-            labels_changed |= info.node.metadata.labels != node.metadata.labels;
-            info.node = node.clone();
+            by_position.insert(i as usize, node);
         }
+        let mut labels_changed = false;
+        let positions: Vec<usize> = by_position.keys().copied().collect();
+        let nodes = self.nodes.edited(&positions, |i, info| {
+            if let Some(node) = by_position.get(&i) {
+                labels_changed |= info.node.metadata.labels != node.metadata.labels;
+                info.node = Arc::clone(node);
+            }
+        });
         let topology = if labels_changed {
             let all: Vec<Arc<Node>> = nodes.iter().map(|n| n.node.clone()).collect();
             Arc::new(TopologyIndex::of(&all))
@@ -185,7 +192,7 @@ impl Snapshot {
             self.topology.clone()
         };
         Some(Snapshot {
-            nodes: nodes.into(),
+            nodes,
             topology,
             ..self.clone()
         })
@@ -508,7 +515,7 @@ mod tests {
             Arc::new(pdb("db", "pg", 0)),
             Arc::new(pdb("new", "x", 0)),
         ]);
-        assert!(Arc::ptr_eq(&s.nodes, &s2.nodes), "no node is matched again");
+        assert!(s.nodes.shares_all(&s2.nodes), "no node is matched again");
         let a = s2.node("a").unwrap();
         assert_eq!(s2.pdbs().pdb(a.pdbs.of(0)[0]).status.disruptions_allowed, 5);
         assert_eq!(answers(&s2), answers(&s));

@@ -1,0 +1,180 @@
+//! The view's nodes in shared fixed-size chunks.
+//!
+//! A watch event changes one or two nodes, and the next snapshot must not
+//! copy the other 5,000: copying (and later dropping) every node's shared
+//! handles was most of the cost of publishing one pod event. A change
+//! copies only the chunks it touches; the rest are shared with the previous
+//! snapshot. Reading a node is one more array step than a flat list.
+
+use std::ops::Index;
+use std::sync::Arc;
+
+use super::NodeInfo;
+
+/// Nodes per chunk: a change copies this many node handles.
+const CHUNK: usize = 64;
+
+/// Every node, in order.
+pub type Iter<'a> = std::iter::FlatMap<
+    std::slice::Iter<'a, Arc<[NodeInfo]>>,
+    std::slice::Iter<'a, NodeInfo>,
+    fn(&'a Arc<[NodeInfo]>) -> std::slice::Iter<'a, NodeInfo>,
+>;
+
+fn chunk_iter(chunk: &Arc<[NodeInfo]>) -> std::slice::Iter<'_, NodeInfo> {
+    chunk.iter()
+}
+
+/// Nodes by [`super::NodeIdx`], sorted by name.
+#[derive(Debug, Clone, Default)]
+pub struct NodeList {
+    chunks: Arc<[Arc<[NodeInfo]>]>,
+    len: usize,
+}
+
+impl NodeList {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<&NodeInfo> {
+        self.chunks.get(i / CHUNK)?.get(i % CHUNK)
+    }
+
+    pub fn iter(&self) -> Iter<'_> {
+        self.chunks.iter().flat_map(chunk_iter)
+    }
+
+    /// A copy with `edit` applied to the nodes at `positions` (each once,
+    /// in any order); chunks without such a node are shared.
+    pub fn edited(&self, positions: &[usize], mut edit: impl FnMut(usize, &mut NodeInfo)) -> Self {
+        let mut sorted = positions.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut chunks: Vec<Arc<[NodeInfo]>> = self.chunks.to_vec();
+        for group in sorted.chunk_by(|a, b| a / CHUNK == b / CHUNK) {
+            let c = group[0] / CHUNK;
+            let Some(chunk) = chunks.get_mut(c) else {
+                continue;
+            };
+            let mut copy = chunk.to_vec();
+            for &i in group {
+                if let Some(info) = copy.get_mut(i % CHUNK) {
+                    edit(i, info);
+                }
+            }
+            *chunk = copy.into();
+        }
+        Self {
+            chunks: chunks.into(),
+            len: self.len,
+        }
+    }
+
+    /// Whether both share every chunk (nothing was copied).
+    pub fn shares_all(&self, other: &NodeList) -> bool {
+        Arc::ptr_eq(&self.chunks, &other.chunks)
+    }
+}
+
+impl Index<usize> for NodeList {
+    type Output = NodeInfo;
+
+    fn index(&self, i: usize) -> &NodeInfo {
+        &self.chunks[i / CHUNK][i % CHUNK]
+    }
+}
+
+impl FromIterator<NodeInfo> for NodeList {
+    fn from_iter<I: IntoIterator<Item = NodeInfo>>(iter: I) -> Self {
+        let mut chunks: Vec<Arc<[NodeInfo]>> = Vec::new();
+        let mut len = 0;
+        let mut current: Vec<NodeInfo> = Vec::with_capacity(CHUNK);
+        for info in iter {
+            current.push(info);
+            len += 1;
+            if current.len() == CHUNK {
+                chunks.push(std::mem::replace(&mut current, Vec::with_capacity(CHUNK)).into());
+            }
+        }
+        if !current.is_empty() {
+            chunks.push(current.into());
+        }
+        Self {
+            chunks: chunks.into(),
+            len,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a NodeList {
+    type Item = &'a NodeInfo;
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{NodePods, PodPdbs};
+    use crate::model::Node;
+
+    fn info(name: &str) -> NodeInfo {
+        let mut node = Node::default();
+        node.metadata.name = name.into();
+        NodeInfo {
+            node: Arc::new(node),
+            pods: NodePods::default(),
+            pdbs: PodPdbs::default(),
+        }
+    }
+
+    fn names(list: &NodeList) -> Vec<String> {
+        list.iter().map(|n| n.node.name().to_string()).collect()
+    }
+
+    #[test]
+    fn index_iter_and_len_agree_across_chunks() {
+        let list: NodeList = (0..150).map(|i| info(&format!("n{i:03}"))).collect();
+        assert_eq!(list.len(), 150);
+        assert_eq!(list.iter().count(), 150);
+        for i in [0, 63, 64, 127, 128, 149] {
+            assert_eq!(list[i].node.name(), format!("n{i:03}"));
+            assert_eq!(
+                list.get(i).map(|n| n.node.name()),
+                Some(list[i].node.name())
+            );
+        }
+        assert!(list.get(150).is_none());
+        assert!(NodeList::default().is_empty());
+    }
+
+    #[test]
+    fn an_edit_copies_only_the_chunks_it_touches() {
+        let list: NodeList = (0..150).map(|i| info(&format!("n{i:03}"))).collect();
+        let edited = list.edited(&[130, 5, 5], |i, n| {
+            let mut node = (*n.node).clone();
+            node.metadata.name = format!("changed-{i}");
+            n.node = Arc::new(node);
+        });
+        let mut want = names(&list);
+        want[5] = "changed-5".into();
+        want[130] = "changed-130".into();
+        assert_eq!(names(&edited), want);
+        assert_eq!(names(&list)[5], "n005", "the original is unchanged");
+        assert!(
+            Arc::ptr_eq(&list.chunks[1], &edited.chunks[1]),
+            "untouched chunk shared"
+        );
+        assert!(!Arc::ptr_eq(&list.chunks[0], &edited.chunks[0]));
+        assert!(!Arc::ptr_eq(&list.chunks[2], &edited.chunks[2]));
+        assert!(!edited.shares_all(&list) && list.shares_all(&list.clone()));
+    }
+}
