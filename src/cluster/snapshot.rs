@@ -21,9 +21,9 @@ use crate::model::{
     PriorityClass, SelectorOwner,
 };
 
+mod chunked;
 mod indexes;
 mod label_index;
-mod node_list;
 mod node_pods;
 mod nominated_index;
 mod pdb_index;
@@ -32,10 +32,10 @@ mod topology;
 mod uid_index;
 mod update;
 
+pub use self::chunked::{Chunked, NodeList};
 use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
-pub use self::node_list::NodeList;
 pub use self::node_pods::{NodePods, PodSummary};
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};

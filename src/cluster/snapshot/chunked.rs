@@ -1,38 +1,61 @@
-//! The view's nodes in shared fixed-size chunks.
+//! Large snapshot lists in shared fixed-size chunks: the nodes, and the
+//! shards of the pod-by-UID index.
 //!
-//! A watch event changes one or two nodes, and the next snapshot must not
-//! copy the other 5,000: copying (and later dropping) every node's shared
-//! handles was most of the cost of publishing one pod event. A change
-//! copies only the chunks it touches; the rest are shared with the previous
-//! snapshot. Reading a node is one more array step than a flat list.
+//! A watch event changes one or two entries, and the next snapshot must
+//! not copy the other thousands: copying (and later dropping) every node's
+//! shared handles was most of the cost of publishing one pod event. A
+//! change copies only the chunks it touches; the rest are shared with the
+//! previous snapshot. Reading an entry is one more array step than a flat
+//! list.
 
 use std::ops::Index;
 use std::sync::Arc;
 
 use super::NodeInfo;
 
-/// Nodes per chunk: a change copies this many node handles.
+/// Entries per chunk: a change copies this many.
 const CHUNK: usize = 64;
 
-/// Every node, in order.
-pub type Iter<'a> = std::iter::FlatMap<
-    std::slice::Iter<'a, Arc<[NodeInfo]>>,
-    std::slice::Iter<'a, NodeInfo>,
-    fn(&'a Arc<[NodeInfo]>) -> std::slice::Iter<'a, NodeInfo>,
+/// Nodes by [`super::NodeIdx`], sorted by name.
+pub type NodeList = Chunked<NodeInfo>;
+
+/// Every entry, in order.
+pub type Iter<'a, T> = std::iter::FlatMap<
+    std::slice::Iter<'a, Arc<[T]>>,
+    std::slice::Iter<'a, T>,
+    fn(&'a Arc<[T]>) -> std::slice::Iter<'a, T>,
 >;
 
-fn chunk_iter(chunk: &Arc<[NodeInfo]>) -> std::slice::Iter<'_, NodeInfo> {
+fn chunk_iter<T>(chunk: &Arc<[T]>) -> std::slice::Iter<'_, T> {
     chunk.iter()
 }
 
-/// Nodes by [`super::NodeIdx`], sorted by name.
-#[derive(Debug, Clone, Default)]
-pub struct NodeList {
-    chunks: Arc<[Arc<[NodeInfo]>]>,
+/// A list of `T` shared in chunks; indexes like a slice.
+#[derive(Debug)]
+pub struct Chunked<T> {
+    chunks: Arc<[Arc<[T]>]>,
     len: usize,
 }
 
-impl NodeList {
+impl<T> Clone for Chunked<T> {
+    fn clone(&self) -> Self {
+        Self {
+            chunks: Arc::clone(&self.chunks),
+            len: self.len,
+        }
+    }
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Self {
+            chunks: Arc::new([]),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Clone> Chunked<T> {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -41,21 +64,21 @@ impl NodeList {
         self.len == 0
     }
 
-    pub fn get(&self, i: usize) -> Option<&NodeInfo> {
+    pub fn get(&self, i: usize) -> Option<&T> {
         self.chunks.get(i / CHUNK)?.get(i % CHUNK)
     }
 
-    pub fn iter(&self) -> Iter<'_> {
-        self.chunks.iter().flat_map(chunk_iter)
+    pub fn iter(&self) -> Iter<'_, T> {
+        self.chunks.iter().flat_map(chunk_iter::<T>)
     }
 
-    /// A copy with `edit` applied to the nodes at `positions` (each once,
-    /// in any order); chunks without such a node are shared.
-    pub fn edited(&self, positions: &[usize], mut edit: impl FnMut(usize, &mut NodeInfo)) -> Self {
+    /// A copy with `edit` applied to the entries at `positions` (each once,
+    /// in any order); chunks without such an entry are shared.
+    pub fn edited(&self, positions: &[usize], mut edit: impl FnMut(usize, &mut T)) -> Self {
         let mut sorted = positions.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        let mut chunks: Vec<Arc<[NodeInfo]>> = self.chunks.to_vec();
+        let mut chunks: Vec<Arc<[T]>> = self.chunks.to_vec();
         for group in sorted.chunk_by(|a, b| a / CHUNK == b / CHUNK) {
             let c = group[0] / CHUNK;
             let Some(chunk) = chunks.get_mut(c) else {
@@ -76,24 +99,24 @@ impl NodeList {
     }
 
     /// Whether both share every chunk (nothing was copied).
-    pub fn shares_all(&self, other: &NodeList) -> bool {
+    pub fn shares_all(&self, other: &Chunked<T>) -> bool {
         Arc::ptr_eq(&self.chunks, &other.chunks)
     }
 }
 
-impl Index<usize> for NodeList {
-    type Output = NodeInfo;
+impl<T> Index<usize> for Chunked<T> {
+    type Output = T;
 
-    fn index(&self, i: usize) -> &NodeInfo {
+    fn index(&self, i: usize) -> &T {
         &self.chunks[i / CHUNK][i % CHUNK]
     }
 }
 
-impl FromIterator<NodeInfo> for NodeList {
-    fn from_iter<I: IntoIterator<Item = NodeInfo>>(iter: I) -> Self {
-        let mut chunks: Vec<Arc<[NodeInfo]>> = Vec::new();
+impl<T> FromIterator<T> for Chunked<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut chunks: Vec<Arc<[T]>> = Vec::new();
         let mut len = 0;
-        let mut current: Vec<NodeInfo> = Vec::with_capacity(CHUNK);
+        let mut current: Vec<T> = Vec::with_capacity(CHUNK);
         for info in iter {
             current.push(info);
             len += 1;
@@ -111,11 +134,11 @@ impl FromIterator<NodeInfo> for NodeList {
     }
 }
 
-impl<'a> IntoIterator for &'a NodeList {
-    type Item = &'a NodeInfo;
-    type IntoIter = Iter<'a>;
+impl<'a, T: Clone> IntoIterator for &'a Chunked<T> {
+    type Item = &'a T;
+    type IntoIter = Iter<'a, T>;
 
-    fn into_iter(self) -> Iter<'a> {
+    fn into_iter(self) -> Iter<'a, T> {
         self.iter()
     }
 }
