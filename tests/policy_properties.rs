@@ -90,7 +90,7 @@ proptest! {
         };
         let lower: Vec<&Arc<Pod>> = info.pods.iter().filter(|q| q.priority() < incoming.priority()).collect();
         let higher: Vec<&Arc<Pod>> = info.pods.iter().filter(|q| q.priority() >= incoming.priority()).collect();
-        match p.select_victims(info) {
+        match p.select_victims(snapshot.node_idx("n1").unwrap()) {
             Ok(v) => {
                 prop_assert!(!v.pods.is_empty());
                 let victims: Vec<&Arc<Pod>> = v.pods.iter().map(|x| &info.pods[x.position as usize]).collect();

@@ -117,11 +117,12 @@ pub fn answer<'s>(
     }
     let mut candidates: Vec<Candidate> = Vec::new();
     for name in nodes {
-        let Some(info) = snapshot.node(&name) else {
+        let Some(idx) = snapshot.node_idx(&name) else {
             tracing::debug!(node = %name, "preempt: node not in the view, dropped");
             continue;
         };
-        match preemptor.select_victims(info) {
+        let info = &snapshot.nodes()[idx as usize];
+        match preemptor.select_victims(idx) {
             // The scheduler refuses the whole answer if a victim cannot be
             // found by UID, so a node with such a victim is left out.
             Ok(victims) if all_have_uids(info, &victims) => candidates.push(Candidate {

@@ -14,7 +14,6 @@ pub mod pick;
 pub mod victims;
 
 use std::cmp::Reverse;
-use std::sync::Arc;
 
 use jiff::Timestamp;
 
@@ -111,16 +110,6 @@ impl Victim {
 pub struct Candidate<'s> {
     pub node: &'s NodeInfo,
     pub victims: Victims,
-}
-
-impl Candidate<'_> {
-    /// The victims' pods, most important first.
-    pub fn pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
-        self.victims
-            .pods
-            .iter()
-            .map(|v| &self.node.pods[v.position as usize])
-    }
 }
 
 #[cfg(test)]

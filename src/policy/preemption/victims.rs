@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::cluster::{NodeInfo, NodePods};
+use crate::cluster::{NodeIdx, NodeInfo, NodePods};
 use crate::model::Pod;
 use crate::policy::domains::NodeAt;
 use crate::policy::resources::{NodeResources, Requests, pod_requests};
@@ -19,14 +19,17 @@ use super::{NodeFilters, Preemptor, Victim, Victims};
 use crate::policy::pdb::violations;
 
 impl<F: NodeFilters> Preemptor<'_, F> {
-    /// The victims on `info`'s node, or why preemption cannot help there.
+    /// The victims on the view's node at `idx`, or why preemption cannot
+    /// help there.
     ///
     /// Works on the one prepared filter state: pods are removed and re-added
     /// as upstream does on its per-node clone, and every pod still removed
     /// at the end is added back, so the state is unchanged afterwards (the
     /// rules count pods exactly). Cloning it per node would copy per-domain
     /// counts of the whole cluster for each candidate.
-    pub fn select_victims(&mut self, info: &NodeInfo) -> Result<Victims, Failure> {
+    pub fn select_victims(&mut self, idx: NodeIdx) -> Result<Victims, Failure> {
+        let snapshot = self.snapshot;
+        let info = &snapshot.nodes()[idx as usize];
         let node = &*info.node;
         let priority = self.priority();
         // Priority, start time and requests come from the node's pod
@@ -51,13 +54,6 @@ impl<F: NodeFilters> Preemptor<'_, F> {
         // Stable: equal keys keep the node's pod order (deterministic answers).
         potential.sort_by_key(Victim::importance);
         let nominated = nominated_against(self.snapshot, self.pod, node.name());
-        // The view's own node (the usual case) is judged at its index.
-        let at = match self.snapshot.node_idx(node.name()) {
-            Some(i) if Arc::ptr_eq(&self.snapshot.nodes()[i as usize].node, &info.node) => {
-                NodeAt::indexed(node, i)
-            }
-            _ => NodeAt::unindexed(node),
-        };
         let mut state = NodeState {
             resources: NodeResources::new(
                 &node.status.allocatable,
@@ -66,7 +62,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             ),
             filters: &mut self.filters,
             request: &self.requests,
-            at,
+            at: NodeAt::indexed(node, idx),
             pods: &info.pods,
             nominated: &nominated,
             removed: vec![true; potential.len()],
@@ -279,7 +275,7 @@ mod tests {
     fn select(s: &Snapshot, preemptor: &Pod, node: &str) -> Result<Named, Failure> {
         let info = s.node(node).unwrap();
         Preemptor::new(s, preemptor, NoFilters, now())
-            .select_victims(info)
+            .select_victims(s.node_idx(node).unwrap())
             .map(|v| named(info, v))
     }
 
@@ -314,14 +310,14 @@ mod tests {
         let mut p = Preemptor::new(&s, &preemptor, filters, now());
         for _ in 0..2 {
             for name in ["n1", "n2"] {
-                let v = p.select_victims(s.node(name).unwrap()).unwrap();
+                let v = p.select_victims(s.node_idx(name).unwrap()).unwrap();
                 assert_eq!(v.pods.len(), 1, "{name}: {v:?}");
             }
         }
         // A node that cannot be helped also restores what it removed.
         let huge = pod("huge", "", HIGH, 5000, 0, None);
         let mut h = Preemptor::new(&s, &huge, p.filters.clone(), now());
-        assert!(h.select_victims(s.node("n1").unwrap()).is_err());
+        assert!(h.select_victims(s.node_idx("n1").unwrap()).is_err());
         assert_eq!(h.filters.on_node, before);
         assert_eq!(p.filters.on_node, before);
     }
@@ -436,7 +432,7 @@ mod tests {
         );
         let preemptor = pod("p", "", HIGH, 1000, 0, None);
         let v = Preemptor::new(&s, &preemptor, NoFilters, now())
-            .select_victims(s.node("n1").unwrap())
+            .select_victims(s.node_idx("n1").unwrap())
             .unwrap();
         let starts: Vec<Timestamp> = v.pods.iter().map(|v| v.start_time).collect();
         assert_eq!(
@@ -580,7 +576,7 @@ mod tests {
         }
         let preemptor = pod("p", "", HIGH, 100, 0, None);
         let v = Preemptor::new(&s, &preemptor, filters.clone(), now())
-            .select_victims(info)
+            .select_victims(s.node_idx("n1").unwrap())
             .unwrap();
         assert_eq!(
             names(&named(info, v)),
@@ -594,7 +590,7 @@ mod tests {
         );
         let s = snapshot(vec![node("n1", 1000, 1000)], vec![higher_blocker], vec![]);
         let err = Preemptor::new(&s, &preemptor, filters, now())
-            .select_victims(s.node("n1").unwrap())
+            .select_victims(s.node_idx("n1").unwrap())
             .unwrap_err();
         assert_eq!(
             err.code,
@@ -707,7 +703,7 @@ mod tests {
         };
         let preemptor = pod("p", "", HIGH, 200, 0, None);
         let mut p = Preemptor::new(&s, &preemptor, filters, now());
-        let err = p.select_victims(s.node("n1").unwrap()).unwrap_err();
+        let err = p.select_victims(s.node_idx("n1").unwrap()).unwrap_err();
         assert_eq!(err.code, Code::Unschedulable);
         assert!(err.reason.contains("app=web"), "{}", err.reason);
         assert!(
@@ -762,7 +758,7 @@ mod tests {
                 filters.add_pod(p, NodeAt::from(&*info.node));
             }
             Preemptor::new(&s, &preemptor, filters, now())
-                .select_victims(info)
+                .select_victims(s.node_idx("n1").unwrap())
                 .map(|v| names(&named(info, v)).join(","))
         };
         assert_eq!(
