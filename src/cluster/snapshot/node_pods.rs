@@ -44,30 +44,28 @@ pub struct PodSummary {
 
 impl NodePods {
     pub fn new(pods: Vec<Arc<Pod>>) -> Self {
-        let mut requested = Requests::default();
-        let mut uids_json = Vec::with_capacity(pods.len() * 40);
-        let summaries = pods
-            .iter()
-            .map(|pod| {
-                let requests = pod_requests(pod);
-                requested.add(&requests);
-                let start = uids_json.len() as u32;
-                // Writing a string into a Vec cannot fail.
-                serde_json::to_writer(&mut uids_json, &pod.metadata.uid).ok();
-                PodSummary {
-                    priority: pod.priority(),
-                    start_time: pod.status.start_time,
-                    requests,
-                    uid_json: start..uids_json.len() as u32,
-                }
-            })
-            .collect();
-        Self(Arc::new(Parts {
-            pods,
-            summaries,
-            requested,
-            uids_json,
-        }))
+        let mut parts = Parts::with_capacity(pods.len());
+        for pod in pods {
+            parts.push_new(pod);
+        }
+        Self(Arc::new(parts))
+    }
+
+    /// This list without the pods `gone` says, and with `added` after the
+    /// rest. Kept pods keep their summaries: a watch event recomputes only
+    /// the pods it brings.
+    pub fn changed(&self, gone: impl Fn(&Arc<Pod>) -> bool, added: Vec<Arc<Pod>>) -> Self {
+        let old = &*self.0;
+        let mut parts = Parts::with_capacity(old.pods.len() + added.len());
+        for (i, pod) in old.pods.iter().enumerate() {
+            if !gone(pod) {
+                parts.push_known(pod, &old.summaries[i], self.uid_json(i));
+            }
+        }
+        for pod in added {
+            parts.push_new(pod);
+        }
+        Self(Arc::new(parts))
     }
 
     /// One entry per pod, in the order of the pods.
@@ -90,6 +88,43 @@ impl NodePods {
     /// Whether the pod at `position` has a UID.
     pub fn has_uid(&self, position: usize) -> bool {
         self.0.summaries[position].uid_json.len() > 2
+    }
+}
+
+impl Parts {
+    fn with_capacity(pods: usize) -> Self {
+        Self {
+            pods: Vec::with_capacity(pods),
+            summaries: Vec::with_capacity(pods),
+            requested: Requests::default(),
+            uids_json: Vec::with_capacity(pods * 40),
+        }
+    }
+
+    fn push_new(&mut self, pod: Arc<Pod>) {
+        let start = self.uids_json.len() as u32;
+        // Writing a string into a Vec cannot fail.
+        serde_json::to_writer(&mut self.uids_json, &pod.metadata.uid).ok();
+        let summary = PodSummary {
+            priority: pod.priority(),
+            start_time: pod.status.start_time,
+            requests: pod_requests(&pod),
+            uid_json: start..self.uids_json.len() as u32,
+        };
+        self.requested.add(&summary.requests);
+        self.summaries.push(summary);
+        self.pods.push(pod);
+    }
+
+    fn push_known(&mut self, pod: &Arc<Pod>, summary: &PodSummary, uid_json: &[u8]) {
+        let start = self.uids_json.len() as u32;
+        self.uids_json.extend_from_slice(uid_json);
+        self.requested.add(&summary.requests);
+        self.summaries.push(PodSummary {
+            uid_json: start..self.uids_json.len() as u32,
+            ..summary.clone()
+        });
+        self.pods.push(Arc::clone(pod));
     }
 }
 
@@ -146,6 +181,30 @@ mod tests {
         assert!(pods.has_uid(0) && !pods.has_uid(1) && pods.has_uid(2));
         let back: String = serde_json::from_slice(pods.uid_json(2)).unwrap();
         assert_eq!(back, "quote\"and\\slash\n");
+    }
+
+    #[test]
+    fn a_change_keeps_the_summaries_of_kept_pods_and_adds_new_ones() {
+        let old = NodePods::new(vec![
+            pod("a", Some(1), "100m"),
+            pod("b", Some(2), "200m"),
+            pod("c", Some(3), "300m"),
+        ]);
+        let changed = old.changed(|p| p.metadata.uid == "b", vec![pod("d\"", Some(4), "1")]);
+        let fresh = NodePods::new(vec![
+            pod("a", Some(1), "100m"),
+            pod("c", Some(3), "300m"),
+            pod("d\"", Some(4), "1"),
+        ]);
+        assert_eq!(changed.summaries(), fresh.summaries());
+        assert_eq!(changed.requested(), fresh.requested());
+        let uids = |p: &NodePods| {
+            (0..p.len())
+                .map(|i| p.uid_json(i).to_vec())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(uids(&changed), uids(&fresh));
+        assert_eq!(changed.requested().cpu, 1400);
     }
 
     #[test]

@@ -11,9 +11,7 @@ use foldhash::HashSet;
 
 use super::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 use super::label_index::ListEdit;
-use super::{
-    Map, NamespacePods, NodeInfo, NodeList, NodePods, PdbIndex, PodRef, Snapshot, TopologyIndex,
-};
+use super::{Map, NamespacePods, NodeInfo, NodeList, PdbIndex, PodRef, Snapshot, TopologyIndex};
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
@@ -156,15 +154,8 @@ impl Snapshot {
             let Some((gone, new)) = touched.remove(&i) else {
                 return;
             };
-            let pods: Vec<Arc<Pod>> = info
-                .pods
-                .iter()
-                .filter(|p| !gone.contains(&ptr(p)))
-                .cloned()
-                .chain(new)
-                .collect();
-            info.pdbs = self.pdbs.of_pods(&pods);
-            info.pods = NodePods::new(pods);
+            info.pods = info.pods.changed(|p| gone.contains(&ptr(p)), new);
+            info.pdbs = self.pdbs.of_pods(&info.pods);
         })
     }
 
