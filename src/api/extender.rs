@@ -10,7 +10,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::post;
 
 use crate::cluster::Snapshot;
@@ -23,7 +23,7 @@ use crate::policy::prioritize::prioritize;
 use crate::server::{ApiError, AppState};
 
 use super::extender_types::{ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut};
-use super::{json_response, run_blocking};
+use super::{json_response, on_snapshot, run_blocking};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -41,17 +41,9 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
 }
 
 async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
-    let snapshot = match state.snapshot() {
-        Ok(s) => s,
-        Err(e) => return e.into_response(),
-    };
-    let config = state.config.clone();
-    run_blocking(
-        move || match prioritize_body(&snapshot, &config.scheduling, &body) {
-            Ok(list) => json_response(&list),
-            Err(e) => e.into_response(),
-        },
-    )
+    on_snapshot(&state, move |snapshot, config| {
+        prioritize_body(snapshot, &config.scheduling, &body).map(|list| json_response(&list))
+    })
     .await
 }
 

@@ -16,6 +16,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
+use crate::cluster::Snapshot;
+use crate::config::Config;
 use crate::server::{ApiError, AppState};
 
 /// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
@@ -50,6 +52,21 @@ async fn run_blocking(work: impl FnOnce() -> Response + Send + 'static) -> Respo
         )
         .into_response()
     })
+}
+
+/// `work` on the current snapshot and settings, on the blocking pool; a
+/// view that is not loaded yet, or `work`'s error, becomes the JSON error
+/// answer.
+async fn on_snapshot(
+    state: &AppState,
+    work: impl FnOnce(&Snapshot, &Config) -> Result<Response, ApiError> + Send + 'static,
+) -> Response {
+    let snapshot = match state.snapshot() {
+        Ok(s) => s,
+        Err(e) => return e.into_response(),
+    };
+    let config = state.config.clone();
+    run_blocking(move || work(&snapshot, &config).unwrap_or_else(IntoResponse::into_response)).await
 }
 
 /// `body`, already JSON, as a 200 answer.

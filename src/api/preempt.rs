@@ -12,13 +12,13 @@ use std::collections::{BTreeSet, HashMap};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::post;
 use jiff::Timestamp;
 use serde::de::IgnoredAny;
 
 use super::any_case::AnyCase;
-use super::{json_bytes, run_blocking};
+use super::{json_bytes, on_snapshot};
 use crate::cluster::Snapshot;
 use crate::config::{Config, PreemptionAnswer};
 use crate::model::Pod;
@@ -74,17 +74,9 @@ impl PreemptResult<'_> {
 }
 
 async fn handle(State(state): State<AppState>, body: Bytes) -> Response {
-    let snapshot = match state.snapshot() {
-        Ok(s) => s,
-        Err(e) => return e.into_response(),
-    };
-    let config = state.config.clone();
-    run_blocking(
-        move || match answer(&snapshot, &config, &body, Timestamp::now()) {
-            Ok(result) => json_bytes(result.to_json()),
-            Err(e) => e.into_response(),
-        },
-    )
+    on_snapshot(&state, move |snapshot, config| {
+        answer(snapshot, config, &body, Timestamp::now()).map(|result| json_bytes(result.to_json()))
+    })
     .await
 }
 

@@ -5,12 +5,12 @@
 
 use axum::Router;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::post;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{json_response, run_blocking};
+use super::{json_response, on_snapshot};
 use crate::cluster::Snapshot;
 use crate::config::Config;
 use crate::model::meta::POD_DELETION_COST;
@@ -81,14 +81,8 @@ pub struct DeletionCostOut {
 }
 
 async fn handle(State(state): State<AppState>, ApiJson(req): ApiJson<ScaleInBody>) -> Response {
-    let snapshot = match state.snapshot() {
-        Ok(s) => s,
-        Err(e) => return e.into_response(),
-    };
-    let config = state.config.clone();
-    run_blocking(move || match answer(&snapshot, &config, &req) {
-        Ok(out) => json_response(&out),
-        Err(e) => e.into_response(),
+    on_snapshot(&state, move |snapshot, config| {
+        answer(snapshot, config, &req).map(|out| json_response(&out))
     })
     .await
 }
