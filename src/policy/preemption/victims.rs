@@ -406,30 +406,28 @@ mod tests {
         assert_eq!(names(&v), ["young"]);
     }
 
-    #[test]
-    fn a_pod_without_start_time_counts_as_youngest() {
-        let s = snapshot(
+    /// An unstarted and a started low pod, 500m each, on a 1000m node.
+    fn one_unstarted_pod() -> Snapshot {
+        snapshot(
             vec![node("n1", 1000, 1000)],
             vec![
                 pod("unstarted", "n1", LOW, 500, 0, None),
                 pod("started", "n1", LOW, 500, 0, Some(1)),
             ],
             vec![],
-        );
+        )
+    }
+
+    #[test]
+    fn a_pod_without_start_time_counts_as_youngest() {
+        let s = one_unstarted_pod();
         let v = select(&s, &pod("p", "", HIGH, 500, 0, None), "n1").unwrap();
         assert_eq!(names(&v), ["unstarted"]);
     }
 
     #[test]
     fn a_victim_without_start_time_starts_now_for_choosing_a_node() {
-        let s = snapshot(
-            vec![node("n1", 1000, 1000)],
-            vec![
-                pod("unstarted", "n1", LOW, 500, 0, None),
-                pod("started", "n1", LOW, 500, 0, Some(1)),
-            ],
-            vec![],
-        );
+        let s = one_unstarted_pod();
         let preemptor = pod("p", "", HIGH, 1000, 0, None);
         let v = Preemptor::new(&s, &preemptor, NoFilters, now())
             .select_victims(s.node_idx("n1").unwrap())

@@ -518,6 +518,16 @@ mod tests {
         assert_eq!(first(&a, 1, &b, 1), None);
     }
 
+    /// The pods' names in the order `sort` puts them (all rank 0).
+    fn sorted_names(pods: &[Pod]) -> Vec<&str> {
+        let mut ranked: Vec<Ranked> = pods.iter().map(|p| Ranked::new(p, 0, now())).collect();
+        sort(&mut ranked);
+        ranked
+            .iter()
+            .map(|r| r.pod.metadata.name.as_str())
+            .collect()
+    }
+
     #[test]
     fn sort_puts_pods_in_deletion_order() {
         let pods = [
@@ -527,14 +537,8 @@ mod tests {
             pod("unassigned", json!({"phase": "Pending"})),
             running("not-ready", json!({"ready": false})),
         ];
-        let mut ranked: Vec<Ranked> = pods.iter().map(|p| Ranked::new(p, 0, now())).collect();
-        sort(&mut ranked);
-        let order: Vec<&str> = ranked
-            .iter()
-            .map(|r| r.pod.metadata.name.as_str())
-            .collect();
         assert_eq!(
-            order,
+            sorted_names(&pods),
             ["unassigned", "pending", "not-ready", "cheap", "ready-old"]
         );
     }
@@ -551,12 +555,7 @@ mod tests {
                 )
             })
             .collect();
-        let mut ranked: Vec<Ranked> = pods.iter().map(|p| Ranked::new(p, 0, now())).collect();
-        sort(&mut ranked);
-        let got: Vec<&str> = ranked
-            .iter()
-            .map(|r| r.pod.metadata.name.as_str())
-            .collect();
+        let got = sorted_names(&pods);
         let mut want: Vec<&Pod> = pods.iter().collect();
         want.sort_by_key(|p| deletion_cost(p));
         let want: Vec<&str> = want.iter().map(|p| p.metadata.name.as_str()).collect();
