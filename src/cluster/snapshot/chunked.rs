@@ -55,7 +55,7 @@ impl<T> Default for Chunked<T> {
     }
 }
 
-impl<T: Clone> Chunked<T> {
+impl<T> Chunked<T> {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -72,6 +72,13 @@ impl<T: Clone> Chunked<T> {
         self.chunks.iter().flat_map(chunk_iter::<T>)
     }
 
+    /// Whether both share every chunk (nothing was copied).
+    pub fn shares_all(&self, other: &Chunked<T>) -> bool {
+        Arc::ptr_eq(&self.chunks, &other.chunks)
+    }
+}
+
+impl<T: Clone> Chunked<T> {
     /// A copy with `edit` applied to the entries at `positions` (each once,
     /// in any order); chunks without such an entry are shared.
     pub fn edited(&self, positions: &[usize], mut edit: impl FnMut(usize, &mut T)) -> Self {
@@ -96,11 +103,6 @@ impl<T: Clone> Chunked<T> {
             chunks: chunks.into(),
             len: self.len,
         }
-    }
-
-    /// Whether both share every chunk (nothing was copied).
-    pub fn shares_all(&self, other: &Chunked<T>) -> bool {
-        Arc::ptr_eq(&self.chunks, &other.chunks)
     }
 }
 
@@ -134,7 +136,7 @@ impl<T> FromIterator<T> for Chunked<T> {
     }
 }
 
-impl<'a, T: Clone> IntoIterator for &'a Chunked<T> {
+impl<'a, T> IntoIterator for &'a Chunked<T> {
     type Item = &'a T;
     type IntoIter = Iter<'a, T>;
 
