@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use serde::Deserializer;
 use serde::de::{DeserializeOwned, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 pub struct AnyCase<'a>(HashMap<String, &'a RawValue>);
@@ -25,6 +25,12 @@ impl<'a> AnyCase<'a> {
 
     /// The field named `name` (any case); `None` when absent or `null`.
     pub fn get<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, String> {
+        self.get_borrowed(name)
+    }
+
+    /// [`AnyCase::get`] for types that borrow from the body (raw values,
+    /// so nested objects can be split the same way).
+    pub fn get_borrowed<T: Deserialize<'a>>(&self, name: &str) -> Result<Option<T>, String> {
         match self.0.get(&name.to_ascii_lowercase()) {
             None => Ok(None),
             Some(raw) if raw.get() == "null" => Ok(None),

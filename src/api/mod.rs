@@ -9,6 +9,7 @@ pub mod bind;
 pub mod extender;
 pub mod extender_types;
 pub mod preempt;
+pub mod preempt_named;
 pub mod scale_in;
 
 use axum::Router;

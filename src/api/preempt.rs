@@ -7,7 +7,7 @@
 //! helps, victims most important first — or only the best node with
 //! `preemption.answer: best`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -15,15 +15,17 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
 use jiff::Timestamp;
-use serde::de::IgnoredAny;
 
 use super::any_case::AnyCase;
+use super::preempt_named::{Unknown, named_nodes};
 use super::{json_bytes, on_snapshot};
 use crate::cluster::Snapshot;
 use crate::config::{Config, PreemptionAnswer};
+use crate::log_every::LogEvery;
 use crate::model::Pod;
 use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Candidate, Preemptor, Victims, pick_one_node};
+use crate::server::metrics::Metrics;
 use crate::server::{ApiError, AppState};
 
 pub fn routes() -> Router<AppState> {
@@ -35,6 +37,8 @@ pub fn routes() -> Router<AppState> {
 #[derive(Debug, Default)]
 pub struct PreemptResult<'s> {
     pub candidates: Vec<Candidate<'s>>,
+    /// Names in the request the view does not know (left out).
+    pub unknown: Unknown,
 }
 
 impl PreemptResult<'_> {
@@ -74,10 +78,42 @@ impl PreemptResult<'_> {
 }
 
 async fn handle(State(state): State<AppState>, body: Bytes) -> Response {
+    let metrics = state.metrics.clone();
     on_snapshot(&state, move |snapshot, config| {
-        answer(snapshot, config, &body, Timestamp::now()).map(|result| json_bytes(result.to_json()))
+        let result = answer(snapshot, config, &body, Timestamp::now())?;
+        report_unknown(&metrics, &result.unknown);
+        Ok(json_bytes(result.to_json()))
     })
     .await
+}
+
+/// A lagging view would otherwise only show as preemptions that never
+/// happen: count every unknown name, and say which (rate-limited).
+fn report_unknown(metrics: &Metrics, unknown: &Unknown) {
+    static LOG: LogEvery = LogEvery::new(Duration::from_secs(30));
+    if unknown.is_empty() {
+        return;
+    }
+    metrics.count_preempt_unknown(unknown.nodes.len(), unknown.victims.len());
+    if let Some(held_back) = LOG.admit(Instant::now()) {
+        tracing::warn!(
+            nodes = ?first_few(&unknown.nodes),
+            victims = ?first_few(&unknown.victims),
+            similar_lines_held_back = held_back,
+            "preempt request names nodes or victim pods the cluster view does not know \
+             (the view may lag kube-scheduler); they are left out of the answer"
+        );
+    }
+}
+
+/// At most 10 names, then how many more.
+fn first_few(names: &[String]) -> Vec<String> {
+    const SHOWN: usize = 10;
+    let mut few: Vec<String> = names.iter().take(SHOWN).cloned().collect();
+    if names.len() > SHOWN {
+        few.push(format!("... {} more", names.len() - SHOWN));
+    }
+    few
 }
 
 /// Decode `ExtenderPreemptionArgs` (keys in any case, the unused map
@@ -93,24 +129,23 @@ pub fn answer<'s>(
         .get("Pod")
         .map_err(ApiError::bad_request)?
         .ok_or_else(|| ApiError::bad_request("ExtenderPreemptionArgs has no Pod"))?;
-    let mut nodes = BTreeSet::new();
-    for field in ["NodeNameToVictims", "NodeNameToMetaVictims"] {
-        let map: Option<HashMap<String, IgnoredAny>> =
-            args.get(field).map_err(ApiError::bad_request)?;
-        nodes.extend(map.into_iter().flat_map(HashMap::into_keys));
-    }
+    let named = named_nodes(&args).map_err(ApiError::bad_request)?;
+    let unknown = Unknown::find(snapshot, &named);
 
     let filters = PodFilters::prepare(snapshot, &pod, &config.scheduling)
         .map_err(|e| ApiError::bad_request(format!("pod {}: {e}", pod.metadata.key())))?;
     let mut preemptor = Preemptor::new(snapshot, &pod, filters, now);
     if let Err(why) = preemptor.eligibility() {
         tracing::debug!(pod = %pod.metadata.key(), "no preemption: {why}");
-        return Ok(PreemptResult::default());
+        return Ok(PreemptResult {
+            unknown,
+            ..PreemptResult::default()
+        });
     }
     let mut candidates: Vec<Candidate> = Vec::new();
-    for name in nodes {
-        let Some(idx) = snapshot.node_idx(&name) else {
-            tracing::debug!(node = %name, "preempt: node not in the view, dropped");
+    for name in named.keys() {
+        // Unknown nodes are in `unknown`, reported by the caller.
+        let Some(idx) = snapshot.node_idx(name) else {
             continue;
         };
         let info = &snapshot.nodes()[idx as usize];
@@ -132,7 +167,10 @@ pub fn answer<'s>(
             .into_iter()
             .collect();
     }
-    Ok(PreemptResult { candidates })
+    Ok(PreemptResult {
+        candidates,
+        unknown,
+    })
 }
 
 fn all_have_uids(info: &crate::cluster::NodeInfo, victims: &Victims) -> bool {
@@ -149,6 +187,55 @@ mod tests {
     use crate::policy::preemption::Victim;
     use crate::policy::preemption::testing::{node, now, pod};
     use serde_json::json;
+
+    #[tokio::test]
+    async fn unknown_nodes_and_victims_are_left_out_and_counted() {
+        use std::sync::Arc;
+        use tower::ServiceExt;
+
+        let view = Arc::new(crate::cluster::ClusterView::new());
+        view.publish(Snapshot::build(ClusterObjects {
+            nodes: vec![node("n1", 1000, 1 << 30)],
+            pods: vec![pod("low", "n1", 0, 1000, 0, Some(0))],
+            ..Default::default()
+        }));
+        let state = AppState::new(view.clone(), Config::default());
+        let body = json!({
+            "Pod": {"metadata": {"name": "high", "namespace": "default", "uid": "uid-high"},
+                    "spec": {"priority": 100, "containers": [{"name": "c",
+                             "resources": {"requests": {"cpu": "1"}}}]}},
+            "NodeNameToMetaVictims": {
+                "n1": {"Pods": [{"UID": "uid-low"}, {"UID": "uid-vanished"}]},
+                "n9": {"Pods": [{"UID": "uid-elsewhere"}]},
+            },
+        });
+        let response = routes()
+            .with_state(state.clone())
+            .oneshot(
+                axum::http::Request::post("/scheduler/preempt")
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from(body.to_string()))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            answer,
+            json!({"NodeNameToMetaVictims": {"n1": {"Pods": [{"UID": "uid-low"}], "NumPDBViolations": 0}}})
+        );
+        let text = state.metrics.render(&view);
+        for line in [
+            "kube_arbiter_preempt_unknown_total{what=\"node\"} 1",
+            "kube_arbiter_preempt_unknown_total{what=\"victim\"} 1",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+    }
 
     #[test]
     fn no_candidates_is_an_empty_map() {
@@ -191,6 +278,7 @@ mod tests {
                     },
                 },
             ],
+            ..PreemptResult::default()
         };
         let decoded: serde_json::Value = serde_json::from_slice(&result.to_json()).unwrap();
         assert_eq!(

@@ -35,6 +35,11 @@ pub struct ResultLabel {
     pub result: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WhatLabel {
+    pub what: &'static str,
+}
+
 pub struct Metrics {
     registry: Registry,
     pub requests: Family<RouteStatus, Counter>,
@@ -57,6 +62,8 @@ pub struct Metrics {
     pub tls_cert_not_after: Gauge,
     pub tls_reloads: Counter<u64, AtomicU64>,
     pub tls_reload_failures: Counter<u64, AtomicU64>,
+    /// Names in preempt requests the view did not know, by what they name.
+    preempt_unknown: Family<WhatLabel, Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -87,6 +94,7 @@ impl Metrics {
         let tls_cert_not_after = Gauge::default();
         let tls_reloads = Counter::default();
         let tls_reload_failures = Counter::default();
+        let preempt_unknown = Family::<WhatLabel, Counter>::default();
         registry.register(
             "http_requests",
             "HTTP requests by route and status code",
@@ -172,6 +180,16 @@ impl Metrics {
             "Changed certificate/key pairs refused (the old pair keeps serving)",
             tls_reload_failures.clone(),
         );
+        registry.register(
+            "preempt_unknown",
+            "Candidate nodes (what=node) and victim pods (what=victim) named by preempt \
+             requests that the cluster view did not know; left out of the answer",
+            preempt_unknown.clone(),
+        );
+        for what in ["node", "victim"] {
+            // Present at 0 from the start, so a rate() over it is defined.
+            let _ = preempt_unknown.get_or_create(&WhatLabel { what });
+        }
         Self {
             registry,
             requests,
@@ -191,6 +209,16 @@ impl Metrics {
             tls_cert_not_after,
             tls_reloads,
             tls_reload_failures,
+            preempt_unknown,
+        }
+    }
+
+    /// Count names a preempt request gave that the view does not know.
+    pub fn count_preempt_unknown(&self, nodes: usize, victims: usize) {
+        for (what, n) in [("node", nodes), ("victim", victims)] {
+            self.preempt_unknown
+                .get_or_create(&WhatLabel { what })
+                .inc_by(n as u64);
         }
     }
 
