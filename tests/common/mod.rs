@@ -136,13 +136,24 @@ impl ServerProcess {
 
     /// [`ServerProcess::start`] with this `RUST_LOG` filter.
     pub fn start_logging(args: &[&str], filter: &str) -> Self {
+        Self::start_filtered(args, Some(filter))
+    }
+
+    /// [`ServerProcess::start`] without `RUST_LOG`: the program's own
+    /// default filter.
+    pub fn start_default_log(args: &[&str]) -> Self {
+        Self::start_filtered(args, None)
+    }
+
+    fn start_filtered(args: &[&str], filter: Option<&str>) -> Self {
         let mut all = vec!["--listen", "127.0.0.1:0"];
         all.extend_from_slice(args);
-        let (process, line) = Spawned::until(&all, filter, "listening on https://");
+        let (process, line) = Spawned::until_filtered(&all, filter, "listening on https://");
+        // The address ends the text line, or the JSON string.
         let addr = line
             .split("listening on https://")
             .nth(1)
-            .and_then(|a| a.trim().parse::<SocketAddr>().ok())
+            .and_then(|a| a.split('"').next()?.trim().parse::<SocketAddr>().ok())
             .unwrap_or_else(|| panic!("no address in {line:?}"));
         Self { process, addr }
     }
@@ -179,10 +190,18 @@ impl Spawned {
     /// `kube-arbiter serve ARGS...` with this `RUST_LOG` filter, once a log
     /// line contains `marker`; that line too.
     pub fn until(args: &[&str], filter: &str, marker: &str) -> (Self, String) {
-        let mut child = Command::new(BIN)
-            .arg("serve")
-            .args(args)
-            .env("RUST_LOG", filter)
+        Self::until_filtered(args, Some(filter), marker)
+    }
+
+    /// [`Spawned::until`]; without `RUST_LOG` when `filter` is None.
+    pub fn until_filtered(args: &[&str], filter: Option<&str>, marker: &str) -> (Self, String) {
+        let mut command = Command::new(BIN);
+        command.arg("serve").args(args);
+        match filter {
+            Some(f) => command.env("RUST_LOG", f),
+            None => command.env_remove("RUST_LOG"),
+        };
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

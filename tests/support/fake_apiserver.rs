@@ -6,7 +6,8 @@
 //! version older than the retained history, and the `pods/binding`
 //! subresource. Tests drive it: change objects, pause event delivery,
 //! compact history, cut watch connections, make a kind unavailable, refuse
-//! bindings.
+//! bindings, and stop and start the server on its address (an API server
+//! that is not up yet, or restarts: objects and history survive).
 #![allow(dead_code)] // each test binary uses a different part of it
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -19,8 +20,9 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use futures::StreamExt;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
@@ -89,12 +91,15 @@ pub struct FakeApiServer {
     pub addr: SocketAddr,
     kubeconfig: PathBuf,
     _dir: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
+    /// Accepts and serves connections; None while stopped.
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for FakeApiServer {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 
@@ -131,6 +136,40 @@ fn json_response(code: u16, body: &Value) -> Response {
 
 impl FakeApiServer {
     pub async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut server = Self::at(addr);
+        server.task = Some(tokio::spawn(serve(listener, server.shared.clone())));
+        server
+    }
+
+    /// A server whose kubeconfig names a free local port it does not
+    /// listen on yet: clients get "connection refused" until
+    /// [`FakeApiServer::restart`].
+    pub fn not_started() -> Self {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = probe.local_addr().unwrap();
+        drop(probe);
+        Self::at(addr)
+    }
+
+    /// Go down as a crashed API server does: stop listening and drop every
+    /// open connection mid-stream (watches see their connection end).
+    pub async fn stop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    /// Listen on the same address again, with the same objects and history.
+    pub async fn restart(&mut self) {
+        self.stop().await;
+        let listener = tokio::net::TcpListener::bind(self.addr).await.unwrap();
+        self.task = Some(tokio::spawn(serve(listener, self.shared.clone())));
+    }
+
+    fn at(addr: SocketAddr) -> Self {
         let (events, _) = broadcast::channel(1 << 16);
         let (cut, _) = broadcast::channel(16);
         let mut inner = Inner::default();
@@ -142,20 +181,6 @@ impl FakeApiServer {
             events,
             cut,
         };
-        let app = axum::Router::new()
-            .fallback(handle)
-            .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        // Like the real API server (Go sets TCP_NODELAY on every
-        // connection): without it, Nagle holds a watch event behind the
-        // client's delayed ACK of the previous one, for up to 40 ms.
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         std::fs::write(
@@ -172,7 +197,7 @@ impl FakeApiServer {
             addr,
             kubeconfig,
             _dir: dir,
-            task,
+            task: None,
         }
     }
 
@@ -295,6 +320,31 @@ impl FakeApiServer {
             .items
             .get(&format!("{namespace}/{name}"))
             .map(|s| serde_json::from_str(s).unwrap())
+    }
+}
+
+/// Accept and serve connections until aborted; aborting drops every open
+/// connection with it (they are tasks of this one's JoinSet).
+async fn serve(listener: tokio::net::TcpListener, shared: Shared) {
+    let app = axum::Router::new().fallback(handle).with_state(shared);
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((tcp, _)) = accepted else { continue };
+                // Like the real API server (Go sets TCP_NODELAY on every
+                // connection): without it, Nagle holds a watch event behind
+                // the client's delayed ACK of the previous one, for up to 40 ms.
+                let _ = tcp.set_nodelay(true);
+                let service = TowerToHyperService::new(app.clone());
+                connections.spawn(async move {
+                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(tcp), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
     }
 }
 
