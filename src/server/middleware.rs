@@ -10,6 +10,7 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use tower_http::classify::ServerErrorsFailureClass;
 use tracing::Span;
 
 use super::ApiError;
@@ -55,11 +56,26 @@ pub async fn record_request(
 pub async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> Response {
     match tokio::time::timeout(limit, next.run(req)).await {
         Ok(response) => response,
-        Err(_) => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("request timed out after {}s", limit.as_secs()),
-        )
-        .into_response(),
+        Err(_) => {
+            let message = format!("request timed out after {}s", limit.as_secs());
+            tracing::error!("{message}");
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message).into_response()
+        }
+    }
+}
+
+/// tower-http's default logs every 5xx answer at ERROR. A 503 is the
+/// answer while the view is not ready or is stale, which its source says
+/// once; an ERROR per kubelet probe would bury that. So 503s are debug
+/// (a timed-out request is logged where it is cut, above); other failures
+/// stay errors.
+pub fn log_failure(failure: ServerErrorsFailureClass, latency: Duration, _span: &Span) {
+    let latency_ms = latency.as_millis() as u64;
+    match failure {
+        ServerErrorsFailureClass::StatusCode(StatusCode::SERVICE_UNAVAILABLE) => {
+            tracing::debug!(latency_ms, "answered 503")
+        }
+        other => tracing::error!(classification = %other, latency_ms, "response failed"),
     }
 }
 

@@ -13,8 +13,8 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use super::middleware::{
-    errors_as_json, panic_response, record_request, refuse_declared_oversize, request_span,
-    time_limit,
+    errors_as_json, log_failure, panic_response, record_request, refuse_declared_oversize,
+    request_span, time_limit,
 };
 use super::{ApiError, AppState, probes};
 use crate::api;
@@ -42,7 +42,11 @@ fn assemble(
     // anything logs, metrics see the final status.
     let plumbing = ServiceBuilder::new()
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_failure(log_failure),
+        )
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(from_fn_with_state(state.metrics.clone(), record_request))
         .layer(from_fn(errors_as_json))
