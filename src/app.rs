@@ -70,9 +70,20 @@ fn run_explain(args: ExplainArgs) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Logs go to stderr; RUST_LOG overrides the default `info`.
+/// `info`, without third-party lines that repeat, once per request or per
+/// connection, what our own log says once (docs/live-source.md):
+/// kube_client's request tracing logs every failed request at ERROR
+/// (`failed with error client error (Connect)`, target
+/// `kube_client::client::builder`), and its watch reader logs every watch
+/// connection the server dropped at WARN (`eof in poll: ... close_notify`,
+/// target `kube_client::client`). Its TLS warnings stay.
+pub const DEFAULT_LOG_FILTER: &str = "info,kube_client::client=error,\
+     kube_client::client::builder=off,kube_client::client::tls=info";
+
+/// Logs go to stderr; RUST_LOG replaces [`DEFAULT_LOG_FILTER`].
 fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -361,7 +361,7 @@ async fn an_unconfirmed_assumption_expires() {
 }
 
 #[tokio::test]
-async fn without_a_reachable_api_server_the_error_points_to_cluster_state() {
+async fn without_a_readable_kubeconfig_the_error_points_to_cluster_state() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope");
     let view = Arc::new(ClusterView::new());
@@ -371,27 +371,64 @@ async fn without_a_reachable_api_server_the_error_points_to_cluster_state() {
         .unwrap();
     assert!(err.to_string().contains("--cluster-state"), "{err}");
 
-    // A kubeconfig naming a port nobody listens on.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    let kc = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kc,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\n\
-             users:\n- name: u\n  user: {{}}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n\
-             current-context: c\n"
-        ),
-    )
-    .unwrap();
-    let err = live::start(Some(kc), view, &settings())
+    let broken = dir.path().join("broken");
+    std::fs::write(&broken, "clusters: [this is not a kubeconfig").unwrap();
+    let err = live::start(Some(broken.clone()), view, &settings())
         .await
         .err()
         .unwrap();
     let text = err.to_string();
     assert!(
-        text.contains("cannot reach") && text.contains("--cluster-state"),
+        text.contains("cannot read kubeconfig") && text.contains(broken.to_str().unwrap()),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn an_api_server_that_comes_up_later_is_waited_for() {
+    let mut api = FakeApiServer::not_started();
+    api.load("Node", [node("n1", "z1")]);
+    api.load("Pod", [pod("shop", "web-1", "n1")]);
+    let view = Arc::new(ClusterView::new());
+    let _source = start(&api, &view, &settings()).await;
+    let watches_tried = || view.sync_stats().read().relists[Kind::Pod as usize].1;
+    eventually("the pod watch tried and failed twice", || {
+        watches_tried() >= 2
+    })
+    .await;
+    assert!(!view.is_ready() && view.current().is_none());
+
+    api.restart().await;
+    eventually("the view is ready", || view.is_ready()).await;
+    assert_eq!(node_of(&view, "shop", "web-1").as_deref(), Some("n1"));
+}
+
+#[tokio::test]
+async fn an_api_server_restart_goes_stale_then_relists_every_change() {
+    let mut api = cluster().await;
+    let (view, _source) = synced(&api, settings()).await;
+    api.stop().await;
+    eventually("the view is stale", || view.is_stale()).await;
+    assert!(!view.is_ready(), "/readyz fails while stale");
+    assert_eq!(
+        node_of(&view, "shop", "web-1").as_deref(),
+        Some("n1"),
+        "the last view still answers"
+    );
+
+    // Changes while it was down: the restarted server has them.
+    api.apply("Pod", pod("shop", "pending", "n2"));
+    api.delete("Pod", "shop", "web-1");
+    api.restart().await;
+    eventually("the view is fresh with every change", || {
+        view.is_ready()
+            && node_of(&view, "shop", "pending").as_deref() == Some("n2")
+            && snap(&view).pod("shop", "web-1").is_none()
+    })
+    .await;
+    api.apply("Pod", pod("shop", "after", "n1"));
+    eventually("watches deliver again", || {
+        node_of(&view, "shop", "after").as_deref() == Some("n1")
+    })
+    .await;
 }

@@ -2,21 +2,25 @@
 //! view. One task per kind lists and watches (see [`watch`]); one writer
 //! task owns the objects and publishes snapshots incrementally (see
 //! [`writer`]). The view is ready once every kind's initial list is in it.
+//! Starting needs only a configuration ([`api_config`]): an API server that
+//! is not up yet is waited for, with /healthz answering and /readyz not.
 
+mod api_config;
+mod health;
 mod ingest;
 mod store;
 mod watch;
 mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use k8s_openapi::api::{apps, core, policy, scheduling};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::ApiResource;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
+
+pub use self::api_config::{ApiConfig, LiveError, resolve_api_config};
 
 use self::store::Update;
 use super::{Binder, ClusterView, Kind};
@@ -24,29 +28,6 @@ use crate::config::LiveSettings;
 use crate::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
-
-const FILE_HINT: &str = "to run without an API server, serve a cluster-state file instead: \
-     `kubectl get nodes,pods,pdb,priorityclasses,namespaces -A -o yaml > cluster.yaml` \
-     then `kube-arbiter serve --cluster-state cluster.yaml`";
-
-/// How long `start` waits for the API server to answer before giving up.
-const REACH_TIMEOUT: Duration = Duration::from_secs(10);
-
-#[derive(Debug, thiserror::Error)]
-pub enum LiveError {
-    #[error("cannot read kubeconfig {path}: {message}; {FILE_HINT}")]
-    Kubeconfig { path: String, message: String },
-    #[error(
-        "no Kubernetes API configuration: not in a cluster ({in_cluster}) and no usable \
-         KUBECONFIG or ~/.kube/config ({kubeconfig}); pass --kubeconfig F, or {FILE_HINT}"
-    )]
-    NoConfig {
-        in_cluster: String,
-        kubeconfig: String,
-    },
-    #[error("cannot reach the Kubernetes API server at {url}: {message}; {FILE_HINT}")]
-    Unreachable { url: String, message: String },
-}
 
 /// The running live source; dropping it stops the watches.
 pub struct LiveSource {
@@ -69,38 +50,46 @@ impl Drop for LiveSource {
     }
 }
 
-/// Connect to the API server and start filling `view`. Returns once the
-/// server answered; the view becomes ready when every kind is listed.
+/// Resolve the API server's configuration and start filling `view`.
+/// Fails only when there is no usable configuration; the server itself
+/// may come up later (the view becomes ready when every kind is listed).
 pub async fn start(
     kubeconfig: Option<PathBuf>,
     view: Arc<ClusterView>,
     settings: &LiveSettings,
 ) -> Result<LiveSource, LiveError> {
-    let config = client_config(kubeconfig.as_deref()).await?;
-    let url = config.cluster_url.to_string();
-    let unreachable = |message: String| LiveError::Unreachable {
-        url: url.clone(),
-        message,
-    };
-    let client = kube::Client::try_from(config).map_err(|e| unreachable(e.to_string()))?;
-    match tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await {
-        Ok(Ok(v)) => tracing::info!(%url, version = %v.git_version, "connected to the API server"),
-        Ok(Err(e)) => return Err(unreachable(e.to_string())),
-        Err(_) => return Err(unreachable(format!("no answer within {REACH_TIMEOUT:?}"))),
-    }
-    Ok(spawn(client, view, settings))
+    let api = resolve_api_config(kubeconfig.as_deref()).await?;
+    let client = api.client()?;
+    tracing::info!(
+        url = %api.url(), from = %api.from,
+        "watching the API server; /readyz fails until every kind is listed"
+    );
+    Ok(spawn(client, api.url(), view, settings))
 }
 
 /// Start the watches and the writer on an existing client.
-pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettings) -> LiveSource {
+fn spawn(
+    client: kube::Client,
+    url: String,
+    view: Arc<ClusterView>,
+    settings: &LiveSettings,
+) -> LiveSource {
     let (tx, rx) = mpsc::channel(4096);
+    let retry_now = Arc::new(Notify::new());
     let writer_settings = writer::WriterSettings {
         publish_interval: settings.publish_interval(),
         stale_after: settings.stale_after(),
+        url,
     };
-    let mut tasks = vec![tokio::spawn(writer::run(view, writer_settings, rx))];
+    let mut tasks = vec![tokio::spawn(writer::run(
+        view,
+        writer_settings,
+        rx,
+        retry_now.clone(),
+    ))];
     let c = || client.clone();
     let t = || tx.clone();
+    let r = || retry_now.clone();
     tasks.extend([
         tokio::spawn(watch::run::<Node>(
             c(),
@@ -108,6 +97,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::Node,
             Update::Node,
             t(),
+            r(),
         )),
         tokio::spawn(watch::run::<Pod>(
             c(),
@@ -115,6 +105,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::Pod,
             Update::Pod,
             t(),
+            r(),
         )),
         tokio::spawn(watch::run::<Namespace>(
             c(),
@@ -122,6 +113,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::Namespace,
             Update::Namespace,
             t(),
+            r(),
         )),
         tokio::spawn(watch::run::<PodDisruptionBudget>(
             c(),
@@ -129,6 +121,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::PodDisruptionBudget,
             Update::Pdb,
             t(),
+            r(),
         )),
         tokio::spawn(watch::run::<PriorityClass>(
             c(),
@@ -136,6 +129,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::PriorityClass,
             Update::PriorityClass,
             t(),
+            r(),
         )),
         tokio::spawn(watch::run::<MapSelectorOwner>(
             c(),
@@ -143,6 +137,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::Service,
             Update::Service,
             t(),
+            r(),
         )),
         tokio::spawn(watch::run::<SelectorOwner>(
             c(),
@@ -150,6 +145,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::ReplicaSet,
             Update::ReplicaSet,
             t(),
+            r(),
         )),
         tokio::spawn(watch::run::<SelectorOwner>(
             c(),
@@ -157,6 +153,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::StatefulSet,
             Update::StatefulSet,
             t(),
+            r(),
         )),
         tokio::spawn(watch::run::<MapSelectorOwner>(
             c(),
@@ -164,33 +161,8 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Kind::ReplicationController,
             Update::ReplicationController,
             t(),
+            r(),
         )),
     ]);
     LiveSource { client, tasks }
-}
-
-/// `--kubeconfig F`; else the in-cluster service account; else `KUBECONFIG`
-/// or `~/.kube/config` (DESIGN §2.1).
-async fn client_config(kubeconfig: Option<&Path>) -> Result<kube::Config, LiveError> {
-    let options = KubeConfigOptions::default();
-    if let Some(path) = kubeconfig {
-        let bad = |message: String| LiveError::Kubeconfig {
-            path: path.display().to_string(),
-            message,
-        };
-        let kc = Kubeconfig::read_from(path).map_err(|e| bad(e.to_string()))?;
-        return kube::Config::from_custom_kubeconfig(kc, &options)
-            .await
-            .map_err(|e| bad(e.to_string()));
-    }
-    let in_cluster = match kube::Config::incluster() {
-        Ok(c) => return Ok(c),
-        Err(e) => e.to_string(),
-    };
-    kube::Config::from_kubeconfig(&options)
-        .await
-        .map_err(|e| LiveError::NoConfig {
-            in_cluster,
-            kubeconfig: e.to_string(),
-        })
 }

@@ -3,6 +3,8 @@
 //! timeout) resumes from the last version. Any error (410 Gone included)
 //! ends this watcher: after a backoff a fresh one relists the kind, and the
 //! completed relist is what tells the writer the kind is in step again.
+//! The backoff is cut short when the writer sees the API server answer
+//! again after an outage, so no kind sleeps through the recovery.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +13,7 @@ use futures::StreamExt;
 use kube::api::Api;
 use kube::core::ApiResource;
 use kube::runtime::watcher;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use super::ingest::{Ingested, LeanObject};
 use super::store::{KindEvent, Update};
@@ -24,9 +26,55 @@ pub enum Report {
     /// The kind's watch failed; it relists after `retry_in`.
     Failed {
         kind: Kind,
+        failure: Failure,
         error: String,
         retry_in: Duration,
     },
+}
+
+/// Why a watch ended, which decides how loudly it is logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// 410 Gone: the watch fell behind the server's history; routine.
+    Expired,
+    /// No answer: connection refused, reset or timed out, TLS failed.
+    Unreachable,
+    /// The server answered with an error (500, 403, an undecodable object).
+    Refused,
+}
+
+impl Failure {
+    fn of(error: &watcher::Error) -> Self {
+        match error {
+            watcher::Error::WatchError(status) if status.code == 410 => Self::Expired,
+            watcher::Error::InitialListFailed(e)
+            | watcher::Error::WatchStartFailed(e)
+            | watcher::Error::WatchFailed(e) => match e {
+                kube::Error::HyperError(_)
+                | kube::Error::Service(_)
+                | kube::Error::ReadEvents(_) => Self::Unreachable,
+                kube::Error::Api(status) if status.code == 410 => Self::Expired,
+                _ => Self::Refused,
+            },
+            _ => Self::Refused,
+        }
+    }
+}
+
+/// The error and its sources, each said once ("client error (Connect)"
+/// alone does not say the connection was refused).
+fn describe(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
 }
 
 /// Exponential backoff between relists, reset by a completed list.
@@ -55,24 +103,27 @@ impl Backoff {
     }
 }
 
-/// Watch one kind until the writer goes away.
+/// Watch one kind until the writer goes away; `retry_now` ends a backoff
+/// early.
 pub async fn run<T: LeanObject>(
     client: kube::Client,
     resource: ApiResource,
     kind: Kind,
     wrap: fn(KindEvent<T>) -> Update,
     tx: mpsc::Sender<Report>,
+    retry_now: Arc<Notify>,
 ) {
     let api: Api<Ingested<T>> = Api::all_with(client, &resource);
     let mut backoff = Backoff::new();
     loop {
         let stream = watcher(api.clone(), watcher::Config::default().any_semantic());
         let mut stream = std::pin::pin!(stream);
-        let error = loop {
+        let (failure, error) = loop {
             let event = match stream.next().await {
                 Some(Ok(e)) => e,
-                Some(Err(e)) => break e.to_string(),
-                None => break "watch stream ended".to_string(),
+                Some(Err(e)) => break (Failure::of(&e), describe(&e)),
+                // kube's watcher never ends; if it did, relisting is safe.
+                None => break (Failure::Expired, "watch stream ended".to_string()),
             };
             let event = match event {
                 watcher::Event::Init => KindEvent::Init,
@@ -91,13 +142,20 @@ pub async fn run<T: LeanObject>(
         let retry_in = backoff.step();
         let report = Report::Failed {
             kind,
+            failure,
             error,
             retry_in,
         };
+        // Registered before the report is sent, so a wake-up the writer
+        // sends right after reading it is not missed.
+        let woken = retry_now.notified();
         if tx.send(report).await.is_err() {
             return;
         }
-        tokio::time::sleep(retry_in).await;
+        tokio::select! {
+            () = tokio::time::sleep(retry_in) => {}
+            () = woken => {}
+        }
     }
 }
 

@@ -1,30 +1,26 @@
 //! The single writer of the live view: applies watch reports to the store,
 //! publishes a new snapshot at most every `publish_interval`, gates the
 //! first publish on every kind's initial list, and marks the view stale
-//! while a kind stays out of step longer than `stale_after`.
+//! while a kind stays out of step longer than `stale_after`. What it logs
+//! about the watches is decided in [`super::health`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::time::{MissedTickBehavior, timeout_at};
 
+use super::health::{Health, Note};
 use super::store::{Phase, Store};
 use super::watch::Report;
-use crate::cluster::{ClusterView, Kind, Snapshot};
+use crate::cluster::{ClusterView, Snapshot};
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct WriterSettings {
     pub publish_interval: Duration,
     pub stale_after: Duration,
-}
-
-/// What the writer knows of one kind's watch.
-#[derive(Debug, Default, Clone)]
-struct KindSync {
-    listed_once: bool,
-    failing_since: Option<Instant>,
-    last_error: String,
+    /// The API server's address, for log lines.
+    pub url: String,
 }
 
 struct Writer {
@@ -36,21 +32,28 @@ struct Writer {
     /// reading it then drops only its handle, and the writer, not the
     /// request, frees the parts no newer snapshot shares.
     retired: Option<Snapshot>,
-    kinds: [KindSync; 9],
-    stale: bool,
+    health: Health,
+    /// Wakes the watches backing off when the API server is back.
+    retry_now: Arc<Notify>,
 }
 
-pub async fn run(view: Arc<ClusterView>, settings: WriterSettings, mut rx: mpsc::Receiver<Report>) {
+pub async fn run(
+    view: Arc<ClusterView>,
+    settings: WriterSettings,
+    mut rx: mpsc::Receiver<Report>,
+    retry_now: Arc<Notify>,
+) {
+    let publish_interval = settings.publish_interval;
+    let mut tick = tokio::time::interval(check_every(settings.stale_after));
     let mut w = Writer {
         view,
+        health: Health::new(settings.stale_after, Instant::now()),
         settings,
         store: Store::default(),
         base: None,
         retired: None,
-        kinds: Default::default(),
-        stale: false,
+        retry_now,
     };
-    let mut tick = tokio::time::interval(check_every(settings.stale_after));
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -58,14 +61,15 @@ pub async fn run(view: Arc<ClusterView>, settings: WriterSettings, mut rx: mpsc:
                 let Some(report) = report else { return };
                 w.handle(report);
                 // Batch whatever arrives within one publish interval.
-                let deadline = tokio::time::Instant::now() + settings.publish_interval;
+                let deadline = tokio::time::Instant::now() + publish_interval;
                 while let Ok(Some(report)) = timeout_at(deadline, rx.recv()).await {
                     w.handle(report);
                 }
                 w.publish();
             }
             _ = tick.tick() => {
-                w.check_staleness();
+                let notes = w.health.tick(Instant::now());
+                w.note(&notes);
                 w.view.expire_assumptions();
             }
         }
@@ -83,53 +87,58 @@ impl Writer {
         match report {
             Report::Event(update) => {
                 let kind = update.kind();
+                let phase = self.store.apply(update);
                 let stats = self.view.sync_stats();
-                match self.store.apply(update) {
+                match phase {
                     Phase::Relisting => stats.record_relist(kind),
-                    Phase::Listed => self.listed(kind),
                     Phase::Changed => stats.record_event(kind),
-                    Phase::Listing => {}
+                    Phase::Listed | Phase::Listing => {}
+                }
+                // A relist starts before its list request; anything else
+                // is the server answering.
+                if phase != Phase::Relisting {
+                    let (notes, wake) = self.health.answered(Instant::now());
+                    self.emit(&notes);
+                    if wake {
+                        self.retry_now.notify_waiters();
+                    }
+                }
+                if phase == Phase::Listed {
+                    let notes = self.health.listed(kind, Instant::now());
+                    self.note(&notes);
                 }
             }
             Report::Failed {
                 kind,
+                failure,
                 error,
                 retry_in,
             } => {
-                tracing::warn!(
-                    kind = kind.name(),
-                    %error,
-                    retry_in_ms = retry_in.as_millis() as u64,
-                    "watch failed; the kind will be relisted"
-                );
-                let k = &mut self.kinds[kind as usize];
-                k.failing_since.get_or_insert_with(Instant::now);
-                k.last_error = error;
-                self.update_lag();
+                let notes = self
+                    .health
+                    .failed(kind, failure, error, retry_in, Instant::now());
+                self.note(&notes);
             }
         }
     }
 
-    fn listed(&mut self, kind: Kind) {
-        let k = &mut self.kinds[kind as usize];
-        if k.failing_since.take().is_some() {
-            tracing::info!(kind = kind.name(), "watch back in step after a relist");
+    fn emit(&self, notes: &[Note]) {
+        for n in notes {
+            n.emit(&self.settings.url);
         }
-        if !k.listed_once {
-            k.listed_once = true;
-            tracing::info!(kind = kind.name(), "initial list complete");
-        }
-        self.update_lag();
-        self.check_staleness();
     }
 
-    fn update_lag(&self) {
-        let since = self.kinds.iter().filter_map(|k| k.failing_since).min();
-        self.view.sync_stats().set_lagging_since(since);
+    /// Log what the health policy decided, and show the view's state.
+    fn note(&self, notes: &[Note]) {
+        self.emit(notes);
+        self.view
+            .sync_stats()
+            .set_lagging_since(self.health.lagging_since());
+        self.view.set_stale(self.health.is_stale());
     }
 
     fn publish(&mut self) {
-        if !self.store.is_dirty() || !self.kinds.iter().all(|k| k.listed_once) {
+        if !self.store.is_dirty() || !self.health.all_listed() {
             return;
         }
         let started = Instant::now();
@@ -145,29 +154,5 @@ impl Writer {
                 "live cluster view synced; ready"
             );
         }
-    }
-
-    fn check_staleness(&mut self) {
-        let bound = self.settings.stale_after;
-        let late: Vec<(Kind, &KindSync)> = Kind::ALL
-            .into_iter()
-            .zip(&self.kinds)
-            .filter(|(_, k)| k.failing_since.is_some_and(|t| t.elapsed() > bound))
-            .collect();
-        let stale = !late.is_empty();
-        if stale && !self.stale {
-            for (kind, k) in &late {
-                tracing::error!(
-                    kind = kind.name(),
-                    error = %k.last_error,
-                    stale_after_s = bound.as_secs(),
-                    "watch out of step for too long; view is stale, /readyz fails"
-                );
-            }
-        } else if !stale && self.stale {
-            tracing::info!("every watch in step again; view is fresh");
-        }
-        self.stale = stale;
-        self.view.set_stale(stale);
     }
 }

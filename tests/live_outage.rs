@@ -1,0 +1,272 @@
+//! The built server in live mode when the API server is not there: started
+//! before it, and through a restart while serving. What the probes and the
+//! answers say, and what the log says: its JSON lines are parsed and the
+//! warnings and errors counted.
+
+mod common;
+#[path = "support/fake_apiserver.rs"]
+mod fake_apiserver;
+
+use std::time::Duration;
+
+use common::{ServerProcess, TestCa, client, eventually, install_provider};
+use fake_apiserver::FakeApiServer;
+use serde_json::{Value, json};
+
+fn node(name: &str) -> Value {
+    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
+           "labels": {"kubernetes.io/hostname": name}},
+           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+}
+
+fn pod(name: &str, app: &str, node: &str) -> Value {
+    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+           "labels": {"app": app}},
+           "spec": {"nodeName": node, "containers": [{"name": "c"}]},
+           "status": {"phase": "Running"}})
+}
+
+fn cluster(api: &FakeApiServer) {
+    api.load("Node", [node("n1"), node("n2")]);
+    api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
+}
+
+/// A pod that must not share a node with an `app=db` pod.
+fn filter_args() -> Value {
+    json!({"Pod": {"metadata": {"name": "incoming", "namespace": "shop"},
+                   "spec": {"containers": [{"name": "c"}],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}},
+           "NodeNames": ["n1", "n2"]})
+}
+
+struct Served {
+    _dir: tempfile::TempDir,
+    server: ServerProcess,
+    client: reqwest::Client,
+}
+
+/// `serve --kubeconfig` with JSON logs; `filter` is RUST_LOG (None: the
+/// program's default).
+fn serve(api: &FakeApiServer, live: &str, filter: Option<&str>) -> Served {
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("live-outage-ca");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, format!("live: {live}\n")).unwrap();
+    let args = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--kubeconfig",
+        api.kubeconfig().to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--log-format",
+        "json",
+    ];
+    let server = match filter {
+        Some(f) => ServerProcess::start_logging(&args, f),
+        None => ServerProcess::start_default_log(&args),
+    };
+    let client = client(&ca.cert_pem, server.addr).build().unwrap();
+    Served {
+        _dir: dir,
+        server,
+        client,
+    }
+}
+
+impl Served {
+    async fn status(&self, path: &str) -> u16 {
+        let r = self.client.get(self.server.url(path)).send().await.unwrap();
+        r.status().as_u16()
+    }
+
+    async fn ready_is(&self, want: u16) {
+        eventually(&format!("/readyz {want}"), || async {
+            (self.status("/readyz").await == want).then_some(())
+        })
+        .await;
+    }
+
+    async fn filter(&self) -> Value {
+        let r = self
+            .client
+            .post(self.server.url("/scheduler/filter"))
+            .json(&filter_args())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.json().await.unwrap()
+    }
+
+    async fn filter_passes(&self, what: &str, nodes: Value) {
+        eventually(what, || async {
+            (self.filter().await["NodeNames"] == nodes).then_some(())
+        })
+        .await;
+    }
+
+    /// The log lines from byte `from` on, parsed.
+    fn lines(&self, from: usize) -> Vec<Value> {
+        self.server.log()[from..]
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+}
+
+fn level(line: &Value) -> &str {
+    line["level"].as_str().unwrap_or_default()
+}
+
+fn message(line: &Value) -> &str {
+    line["fields"]["message"].as_str().unwrap_or_default()
+}
+
+fn loud(lines: &[Value]) -> Vec<&Value> {
+    lines
+        .iter()
+        .filter(|l| matches!(level(l), "WARN" | "ERROR"))
+        .collect()
+}
+
+fn with_message<'a>(lines: &'a [Value], text: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| message(l).contains(text)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn starts_before_the_api_server_and_serves_once_it_is_up() {
+    let mut api = FakeApiServer::not_started();
+    cluster(&api);
+    api.load("Pod", [pod("db-0", "db", "n1")]);
+    let s = serve(&api, "{}", None);
+    assert_eq!(s.status("/healthz").await, 200);
+    assert_eq!(s.status("/readyz").await, 503);
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(s.server.log().contains("cannot reach the API server yet"));
+    assert_eq!(s.status("/readyz").await, 503, "still waiting");
+    api.restart().await;
+    s.ready_is(200).await;
+    assert_eq!(
+        s.filter().await["NodeNames"],
+        json!(["n2"]),
+        "db-0 is on n1"
+    );
+
+    let lines = s.lines(0);
+    let loud = loud(&lines);
+    assert_eq!(loud.len(), 1, "{loud:#?}");
+    assert_eq!(level(loud[0]), "WARN");
+    assert!(message(loud[0]).contains("cannot reach the API server yet"));
+    let url = loud[0]["fields"]["url"].as_str().unwrap();
+    assert!(url.contains(&api.addr.to_string()), "{url}");
+    let connected = with_message(&lines, "connected to the API server after");
+    assert_eq!(connected.len(), 1, "{lines:#?}");
+    let waited = connected[0]["fields"]["waited_s"].as_f64().unwrap();
+    assert!(waited >= 3.0, "it waited through the 3 s sleep: {waited}");
+    assert_eq!(with_message(&lines, "synced; ready").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_restart_is_one_warning_one_error_past_stale_and_one_recovery() {
+    let mut api = FakeApiServer::start().await;
+    cluster(&api);
+    let s = serve(&api, "{staleAfterSeconds: 1}", None);
+    s.ready_is(200).await;
+    s.filter_passes("both nodes pass", json!(["n1", "n2"]))
+        .await;
+
+    // Routine: the server ends watches, and a compacted history makes the
+    // resumed watches 410 Gone. Nothing to warn about.
+    api.cut_watches();
+    api.apply("Pod", pod("db-0", "db", "n1"));
+    s.filter_passes("db-0 on n1 fails it", json!(["n2"])).await;
+    api.compact();
+    api.cut_watches();
+    api.apply("Pod", pod("web-0", "web", "n2"));
+    eventually("the relisted view has web-0", || async {
+        let m = reqwest_metrics(&s).await;
+        m.contains("kube_arbiter_view_objects{kind=\"Pod\"} 2")
+            .then_some(())
+    })
+    .await;
+    let before_stop = s.server.log().len();
+    assert!(loud(&s.lines(0)).is_empty(), "{:#?}", s.lines(0));
+
+    api.stop().await;
+    s.ready_is(503).await;
+    assert_eq!(s.status("/healthz").await, 200);
+    assert_eq!(
+        s.filter().await["NodeNames"],
+        json!(["n2"]),
+        "the last view still answers"
+    );
+    api.delete("Pod", "shop", "db-0");
+    api.restart().await;
+    s.ready_is(200).await;
+    s.filter_passes("db-0 gone after the restart", json!(["n1", "n2"]))
+        .await;
+
+    let lines = s.lines(before_stop);
+    let loud = loud(&lines);
+    let warns: Vec<_> = loud.iter().filter(|l| level(l) == "WARN").collect();
+    let errors: Vec<_> = loud.iter().filter(|l| level(l) == "ERROR").collect();
+    assert_eq!((warns.len(), errors.len()), (1, 1), "{loud:#?}");
+    assert!(message(warns[0]).contains("API server unreachable"));
+    let kinds = warns[0]["fields"]["kinds"].as_str().unwrap();
+    assert!(kinds.contains("Pod") && kinds.contains("Node"), "{kinds}");
+    assert!(message(errors[0]).contains("view is stale"));
+    let back = with_message(&lines, "API server reachable again after");
+    assert_eq!(back.len(), 1, "{lines:#?}");
+    assert_eq!(level(back[0]), "INFO");
+    let down = back[0]["fields"]["down_s"].as_f64().unwrap();
+    assert!(down >= 1.0, "it was down until /readyz failed: {down}");
+    assert_eq!(with_message(&lines, "view is fresh").len(), 1, "{lines:#?}");
+    assert!(
+        lines.iter().all(|l| !l["target"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("kube_client")),
+        "{lines:#?}"
+    );
+}
+
+async fn reqwest_metrics(s: &Served) -> String {
+    let r = s.client.get(s.server.url("/metrics")).send().await.unwrap();
+    r.text().await.unwrap()
+}
+
+/// The lines the default filter removes are really there: with `RUST_LOG`
+/// set, it replaces the default, and kube_client's ERROR per refused
+/// request and WARN per broken watch connection show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_log_replaces_the_default_filter() {
+    let mut api = FakeApiServer::start().await;
+    cluster(&api);
+    let s = serve(&api, "{}", Some("info"));
+    s.ready_is(200).await;
+    api.stop().await;
+    eventually(
+        "kube_client logs the broken watches and refused connections",
+        || async {
+            let lines = s.lines(0);
+            let logged = |target: &str, lvl: &str, text: &str| {
+                lines
+                    .iter()
+                    .any(|l| l["target"] == target && level(l) == lvl && message(l).contains(text))
+            };
+            (logged("kube_client::client::builder", "ERROR", "failed with error")
+                && logged("kube_client::client", "WARN", "eof in poll"))
+            .then_some(())
+        },
+    )
+    .await;
+    api.restart().await;
+    s.ready_is(200).await;
+}
