@@ -147,7 +147,7 @@ impl Metrics {
         );
         registry.register(
             "view_relists",
-            "Full lists of a kind (initial sync, 410 Gone, reconnect after an error)",
+            "Completed full lists of a kind (initial sync, 410 Gone, reconnect after an error)",
             view_relists.clone(),
         );
         registry.register(

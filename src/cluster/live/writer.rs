@@ -89,10 +89,12 @@ impl Writer {
                 let kind = update.kind();
                 let phase = self.store.apply(update);
                 let stats = self.view.sync_stats();
+                // A list counts once complete: a relist that fails while
+                // the API server is down is a retry, not a list.
                 match phase {
-                    Phase::Relisting => stats.record_relist(kind),
+                    Phase::Listed => stats.record_relist(kind),
                     Phase::Changed => stats.record_event(kind),
-                    Phase::Listed | Phase::Listing => {}
+                    Phase::Relisting | Phase::Listing => {}
                 }
                 // A relist starts before its list request; anything else
                 // is the server answering.
