@@ -59,7 +59,8 @@ pub struct ServeArgs {
     /// Take the cluster from this file (kubectl -o yaml/json), reloaded on change.
     #[arg(long, value_name = "F", conflicts_with = "kubeconfig")]
     pub cluster_state: Option<PathBuf>,
-    /// Take the cluster from the API server this kubeconfig points at.
+    /// Take the cluster from the API server this kubeconfig points at
+    /// (waited for while it does not answer; /readyz fails meanwhile).
     #[arg(long, value_name = "F")]
     pub kubeconfig: Option<PathBuf>,
     /// Policy and server settings (YAML); unknown keys are an error.

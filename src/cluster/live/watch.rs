@@ -103,6 +103,20 @@ impl Backoff {
     }
 }
 
+/// Between half and all of `d`, by `unit` in [0, 1): the kinds' retries
+/// spread out instead of reaching a recovering API server together, and
+/// the first of them, which wakes the others, comes sooner.
+fn jittered(d: Duration, unit: f64) -> Duration {
+    d.mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
+}
+
+/// A random number in [0, 1) from std's randomly keyed hasher.
+fn random_unit() -> f64 {
+    use std::hash::BuildHasher;
+    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// Watch one kind until the writer goes away; `retry_now` ends a backoff
 /// early.
 pub async fn run<T: LeanObject>(
@@ -139,7 +153,7 @@ pub async fn run<T: LeanObject>(
                 return;
             }
         };
-        let retry_in = backoff.step();
+        let retry_in = jittered(backoff.step(), random_unit());
         let report = Report::Failed {
             kind,
             failure,
@@ -174,5 +188,19 @@ mod tests {
         assert_eq!(b.step(), BACKOFF_MAX);
         b.reset();
         assert_eq!(b.step(), BACKOFF_FIRST);
+    }
+
+    #[test]
+    fn jitter_keeps_half_to_all_of_the_backoff() {
+        let d = Duration::from_secs(30);
+        assert_eq!(jittered(d, 0.0), Duration::from_secs(15));
+        assert_eq!(jittered(d, 0.5), Duration::from_millis(22_500));
+        assert!(jittered(d, 0.999_999) <= d);
+        let draws: Vec<f64> = (0..64).map(|_| random_unit()).collect();
+        assert!(draws.iter().all(|u| (0.0..1.0).contains(u)), "{draws:?}");
+        assert!(
+            draws.iter().any(|u| *u != draws[0]),
+            "draws differ: {draws:?}"
+        );
     }
 }
