@@ -14,9 +14,36 @@ fn stderr_of(args: &[&str]) -> (Option<i32>, String) {
 
 #[test]
 fn without_a_cluster_source_it_says_how_to_use_cluster_state() {
-    let (code, stderr) = stderr_of(&["serve", "--listen", "127.0.0.1:0"]);
-    assert_eq!(code, Some(2));
-    assert!(stderr.contains("--cluster-state"), "{stderr}");
+    // No configuration at all, whatever this machine has: an empty home,
+    // no KUBECONFIG, not in a cluster.
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(common::BIN)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("HOME", home.path())
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no Kubernetes API configuration") && stderr.contains("--cluster-state"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_broken_kubeconfig_is_a_config_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, "clusters: [not: a kubeconfig").unwrap();
+    let path = kubeconfig.to_str().unwrap();
+    let (code, stderr) = stderr_of(&["serve", "--listen", "127.0.0.1:0", "--kubeconfig", path]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot read kubeconfig") && stderr.contains(path),
+        "{stderr}"
+    );
 }
 
 #[test]
