@@ -270,3 +270,48 @@ async fn rust_log_replaces_the_default_filter() {
     api.restart().await;
     s.ready_is(200).await;
 }
+
+/// Over HTTPS, as a real API server serves: a restart drops every watch
+/// connection without TLS close_notify. The default log says so once;
+/// with `RUST_LOG=info`, kube_client's WARN per watch (`eof in poll: ...
+/// close_notify`, the line operators saw) is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_a_restart_is_one_warning_without_close_notify_lines() {
+    for filter in [None, Some("info")] {
+        let mut api = FakeApiServer::start_tls().await;
+        cluster(&api);
+        let s = serve(&api, "{}", filter);
+        s.ready_is(200).await;
+        s.filter_passes("both nodes pass", json!(["n1", "n2"]))
+            .await;
+        let before = s.server.log().len();
+        api.stop().await;
+        let logged = |text: &'static str| {
+            let s = &s;
+            move || async move { s.server.log()[before..].contains(text).then_some(()) }
+        };
+        eventually("the outage is logged", logged("API server unreachable")).await;
+        api.apply("Pod", pod("db-0", "db", "n1"));
+        api.restart().await;
+        eventually("the return is logged", logged("reachable again")).await;
+        s.filter_passes("db-0 on n1 fails it", json!(["n2"])).await;
+
+        let lines = s.lines(before);
+        let close_notify = lines
+            .iter()
+            .filter(|l| {
+                l["target"] == "kube_client::client"
+                    && level(l) == "WARN"
+                    && message(l).contains("close_notify")
+            })
+            .count();
+        if filter.is_none() {
+            let loud = loud(&lines);
+            assert_eq!(loud.len(), 1, "{loud:#?}");
+            assert!(message(loud[0]).contains("API server unreachable"));
+            assert_eq!(close_notify, 0);
+        } else {
+            assert!(close_notify >= 1, "{lines:#?}");
+        }
+    }
+}

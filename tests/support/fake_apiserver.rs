@@ -7,7 +7,9 @@
 //! subresource. Tests drive it: change objects, pause event delivery,
 //! compact history, cut watch connections, make a kind unavailable, refuse
 //! bindings, and stop and start the server on its address (an API server
-//! that is not up yet, or restarts: objects and history survive).
+//! that is not up yet, or restarts: objects and history survive). Plain
+//! HTTP, or HTTPS with its own CA as a real API server serves
+//! ([`FakeApiServer::start_tls`]).
 #![allow(dead_code)] // each test binary uses a different part of it
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -20,6 +22,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum_server::accept::Accept;
+use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use futures::StreamExt;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
@@ -93,6 +97,8 @@ pub struct FakeApiServer {
     _dir: tempfile::TempDir,
     /// Accepts and serves connections; None while stopped.
     task: Option<tokio::task::JoinHandle<()>>,
+    /// Serve HTTPS with this.
+    tls: Option<RustlsAcceptor>,
 }
 
 impl Drop for FakeApiServer {
@@ -138,8 +144,22 @@ impl FakeApiServer {
     pub async fn start() -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut server = Self::at(addr);
-        server.task = Some(tokio::spawn(serve(listener, server.shared.clone())));
+        let mut server = Self::at(addr, None);
+        server.task = Some(tokio::spawn(serve(listener, server.shared.clone(), None)));
+        server
+    }
+
+    /// [`FakeApiServer::start`] over HTTPS, with a certificate for
+    /// 127.0.0.1 from a CA the kubeconfig names. A connection it drops
+    /// ends without TLS close_notify, as a crashed API server's do.
+    pub async fn start_tls() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (acceptor, ca_pem) = tls_for_localhost();
+        let mut server = Self::at(addr, Some(&ca_pem));
+        server.tls = Some(acceptor.clone());
+        let task = serve(listener, server.shared.clone(), Some(acceptor));
+        server.task = Some(tokio::spawn(task));
         server
     }
 
@@ -150,7 +170,7 @@ impl FakeApiServer {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = probe.local_addr().unwrap();
         drop(probe);
-        Self::at(addr)
+        Self::at(addr, None)
     }
 
     /// Go down as a crashed API server does: stop listening and drop every
@@ -166,10 +186,13 @@ impl FakeApiServer {
     pub async fn restart(&mut self) {
         self.stop().await;
         let listener = tokio::net::TcpListener::bind(self.addr).await.unwrap();
-        self.task = Some(tokio::spawn(serve(listener, self.shared.clone())));
+        let task = serve(listener, self.shared.clone(), self.tls.clone());
+        self.task = Some(tokio::spawn(task));
     }
 
-    fn at(addr: SocketAddr) -> Self {
+    /// A server at `addr` and its kubeconfig: HTTPS trusting `ca_pem`, or
+    /// plain HTTP.
+    fn at(addr: SocketAddr, ca_pem: Option<&str>) -> Self {
         let (events, _) = broadcast::channel(1 << 16);
         let (cut, _) = broadcast::channel(16);
         let mut inner = Inner::default();
@@ -183,10 +206,18 @@ impl FakeApiServer {
         };
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
+        let cluster = match ca_pem {
+            None => format!("server: http://{addr}"),
+            Some(pem) => {
+                use base64::Engine;
+                let ca = base64::engine::general_purpose::STANDARD.encode(pem);
+                format!("server: https://{addr}\n    certificate-authority-data: {ca}")
+            }
+        };
         std::fs::write(
             &kubeconfig,
             format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://{addr}\n\
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    {cluster}\n\
                  users:\n- name: tester\n  user: {{}}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: tester\n\
                  current-context: fake\n"
             ),
@@ -198,6 +229,7 @@ impl FakeApiServer {
             kubeconfig,
             _dir: dir,
             task: None,
+            tls: None,
         }
     }
 
@@ -323,9 +355,38 @@ impl FakeApiServer {
     }
 }
 
+/// A TLS acceptor with a certificate for 127.0.0.1, and the PEM of the CA
+/// that signed it.
+fn tls_for_localhost() -> (RustlsAcceptor, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+    kube_arbiter::server::tls::install_crypto_provider();
+    let mut ca_params = CertificateParams::default();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_key = KeyPair::generate().unwrap();
+    let ca_pem = ca_params.self_signed(&ca_key).unwrap().pem();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let key_der = rustls_pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+    let mut config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], key_der)
+        .unwrap();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let acceptor = RustlsAcceptor::new(RustlsConfig::from_config(Arc::new(config)));
+    (acceptor, ca_pem)
+}
+
 /// Accept and serve connections until aborted; aborting drops every open
 /// connection with it (they are tasks of this one's JoinSet).
-async fn serve(listener: tokio::net::TcpListener, shared: Shared) {
+async fn serve(listener: tokio::net::TcpListener, shared: Shared, tls: Option<RustlsAcceptor>) {
     let app = axum::Router::new().fallback(handle).with_state(shared);
     let mut connections = tokio::task::JoinSet::new();
     loop {
@@ -337,10 +398,18 @@ async fn serve(listener: tokio::net::TcpListener, shared: Shared) {
                 // the client's delayed ACK of the previous one, for up to 40 ms.
                 let _ = tcp.set_nodelay(true);
                 let service = TowerToHyperService::new(app.clone());
+                let tls = tls.clone();
                 connections.spawn(async move {
-                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(tcp), service)
-                        .await;
+                    let http = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    let _ = match tls {
+                        None => http.serve_connection(TokioIo::new(tcp), service).await,
+                        Some(acceptor) => {
+                            let Ok((tls, service)) = acceptor.accept(tcp, service).await else {
+                                return;
+                            };
+                            http.serve_connection(TokioIo::new(tls), service).await
+                        }
+                    };
                 });
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
