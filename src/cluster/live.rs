@@ -2,8 +2,9 @@
 //! view. One task per kind lists and watches (see [`watch`]); one writer
 //! task owns the objects and publishes snapshots incrementally (see
 //! [`writer`]). The view is ready once every kind's initial list is in it.
-//! Starting needs only a configuration ([`resolve_api_config`]): an API server that
-//! is not up yet is waited for, with /healthz answering and /readyz not.
+//! Starting needs only a configuration ([`resolve_api_config`]): an API
+//! server that is not up yet is waited for, with /healthz answering and
+//! /readyz not.
 
 mod api_config;
 mod health;
