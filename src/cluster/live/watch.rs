@@ -191,6 +191,53 @@ mod tests {
     }
 
     #[test]
+    fn failures_are_told_apart_by_whether_the_server_answered() {
+        use kube::core::Status;
+        let status = |code| Status::failure("m", "r").with_code(code).boxed();
+        let refused = || -> Box<dyn std::error::Error + Send + Sync> {
+            Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
+        };
+        let cases = [
+            (watcher::Error::WatchError(status(410)), Failure::Expired),
+            (
+                watcher::Error::InitialListFailed(kube::Error::Api(status(410))),
+                Failure::Expired,
+            ),
+            (
+                watcher::Error::WatchStartFailed(kube::Error::Service(refused())),
+                Failure::Unreachable,
+            ),
+            (
+                watcher::Error::WatchFailed(kube::Error::ReadEvents(std::io::Error::other(
+                    "peer closed connection without sending TLS close_notify",
+                ))),
+                Failure::Unreachable,
+            ),
+            (
+                watcher::Error::InitialListFailed(kube::Error::Api(status(500))),
+                Failure::Refused,
+            ),
+            (watcher::Error::WatchError(status(403)), Failure::Refused),
+            (watcher::Error::NoResourceVersion, Failure::Refused),
+        ];
+        for (error, want) in cases {
+            assert_eq!(Failure::of(&error), want, "{error}");
+        }
+    }
+
+    #[test]
+    fn an_error_is_described_with_its_sources_once() {
+        let inner = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let e = watcher::Error::WatchStartFailed(kube::Error::Service(Box::new(inner)));
+        let text = describe(&e);
+        assert!(
+            text.starts_with("failed to start watching object: ServiceError"),
+            "{text}"
+        );
+        assert_eq!(text.matches("connection refused").count(), 1, "{text}");
+    }
+
+    #[test]
     fn jitter_keeps_half_to_all_of_the_backoff() {
         let d = Duration::from_secs(30);
         assert_eq!(jittered(d, 0.0), Duration::from_secs(15));
