@@ -149,7 +149,13 @@ async fn starts_before_the_api_server_and_serves_once_it_is_up() {
     assert_eq!(s.status("/readyz").await, 503);
 
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert!(s.server.log().contains("cannot reach the API server yet"));
+    eventually("the wait is logged", || async {
+        s.server
+            .log()
+            .contains("cannot reach the API server yet")
+            .then_some(())
+    })
+    .await;
     assert_eq!(s.status("/readyz").await, 503, "still waiting");
     api.restart().await;
     s.ready_is(200).await;
