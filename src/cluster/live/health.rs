@@ -77,8 +77,8 @@ impl Note {
             ),
             Note::Unreachable { kinds, error, .. } => tracing::warn!(
                 %url, %kinds, %error,
-                "API server unreachable; watches of {kinds} broke; serving the last view, \
-                 retrying with back-off (up to 30s)"
+                "API server unreachable: the watches of `kinds` broke; serving the last \
+                 view, retrying with back-off (up to 30s)"
             ),
             Note::StillUnreachable {
                 waited,
@@ -126,8 +126,8 @@ impl Note {
             } => tracing::error!(
                 %url, %kinds, %error, stale_after_s = stale_after.as_secs(),
                 unreachable_s = unreachable_for.map(secs),
-                "watches of {kinds} out of step for longer than staleAfterSeconds; \
-                 view is stale, /readyz fails"
+                "the watches of `kinds` are out of step for longer than \
+                 staleAfterSeconds; view is stale, /readyz fails"
             ),
             Note::Fresh { stale_for } => tracing::info!(
                 stale_s = secs(*stale_for),
