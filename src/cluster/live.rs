@@ -170,7 +170,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
 }
 
 /// `--kubeconfig F`; else the in-cluster service account; else `KUBECONFIG`
-/// or `~/.kube/config` (DESIGN §2.1).
+/// or `~/.kube/config` (docs/design.md §2.1).
 async fn client_config(kubeconfig: Option<&Path>) -> Result<kube::Config, LiveError> {
     let options = KubeConfigOptions::default();
     if let Some(path) = kubeconfig {
