@@ -3,10 +3,12 @@
 # schemas bundled in the PyPI package kubernetes-validate (no API server; no
 # network once the package is installed). Kinds without a bundled schema
 # fail, except KubeSchedulerConfiguration (kube-scheduler's own file format),
-# which validate_manifests.py checks by hand. See that file for details.
+# which validate_manifests.py checks by hand, and the cert-manager kinds,
+# checked against scripts/schemas/. See validate_manifests.py for details.
 #
 # Usage: scripts/validate-manifests.sh [FILE...]
-#   default: manifests/*.yaml and examples/demo-cluster.yaml (a kind: List)
+#   default: manifests/*.yaml, manifests/cert-manager/*.yaml and
+#   examples/demo-cluster.yaml (a kind: List)
 # Exits non-zero if any document fails.
 set -euo pipefail
 
@@ -21,17 +23,23 @@ pkgs="${KUBE_ARBITER_VALIDATE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-arbiter/
 
 if [[ ! -f "$pkgs/.installed" ]]; then
     echo "==> installing kubernetes-validate==$KV_VERSION into $pkgs"
-    rm -rf "$pkgs"
-    python3 -m pip install --quiet --disable-pip-version-check --target "$pkgs" \
+    # Install beside it and rename, so two runs at once (parallel tests)
+    # never see a half-installed directory.
+    staging="$pkgs.partial.$$"
+    rm -rf "$staging"
+    mkdir -p "$(dirname "$pkgs")"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$staging" \
         "kubernetes-validate==$KV_VERSION"
-    touch "$pkgs/.installed"
+    touch "$staging/.installed"
+    [[ -f "$pkgs/.installed" ]] || rm -rf "$pkgs"   # a leftover of an interrupted install
+    mv -T "$staging" "$pkgs" 2>/dev/null || rm -rf "$staging"
 fi
 
 if [[ $# -gt 0 ]]; then
     files=("$@")
 else
     shopt -s nullglob
-    files=("$root"/manifests/*.yaml "$root"/examples/demo-cluster.yaml)
+    files=("$root"/manifests/*.yaml "$root"/manifests/cert-manager/*.yaml "$root"/examples/demo-cluster.yaml)
     shopt -u nullglob
 fi
 if [[ ${#files[@]} -eq 0 ]]; then
