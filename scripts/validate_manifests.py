@@ -5,7 +5,8 @@ kubernetes-validate (strict: unknown fields are errors). Unlike the
 `kubernetes-validate` command, a document whose kind has no bundled schema is
 a failure (a typo in apiVersion or kind must not pass silently), except:
 - KubeSchedulerConfiguration: kube-scheduler's file format, not an API
-  object; check_scheduler_config() checks it.
+  object; check_scheduler_config() checks it (v1, and v1beta3 for
+  kube-scheduler 1.23 and 1.24).
 - cert-manager.io/v1 Issuer and Certificate: custom resources, checked
   against the JSON schemas in scripts/schemas/ (written from cert-manager's
   published CRDs) and by check_cert_manager() for the rules cert-manager's
@@ -108,11 +109,19 @@ def _check_fields(obj, fields, path, errors):
             errors.append(f"{path}.{key}: must be {fields[key].__name__}")
 
 
+# kube-scheduler 1.25+ reads v1; 1.23 and 1.24 read v1beta3 (removed in
+# 1.29). The fields checked here are the same in both versions.
+SCHEDULER_API_VERSIONS = (
+    "kubescheduler.config.k8s.io/v1",
+    "kubescheduler.config.k8s.io/v1beta3",
+)
+
+
 def check_scheduler_config(doc):
     """The checks kube-scheduler makes on load, for the parts we ship."""
     errors = []
-    if doc.get("apiVersion") != "kubescheduler.config.k8s.io/v1":
-        errors.append("apiVersion: must be kubescheduler.config.k8s.io/v1")
+    if doc.get("apiVersion") not in SCHEDULER_API_VERSIONS:
+        errors.append("apiVersion: must be one of " + ", ".join(SCHEDULER_API_VERSIONS))
     for key in doc:
         if key not in SCHEDULER_TOP_LEVEL:
             errors.append(f"{key}: unknown field")

@@ -121,12 +121,15 @@ fn manifest_text(name: &str) -> String {
 }
 
 /// One validator run (it may have to install its Python package first) on
-/// the shipped cert-manager files and on broken copies: each broken copy
-/// must fail with a message naming the broken field.
+/// the shipped cert-manager and scheduler files and on broken copies: each
+/// broken copy must fail with a message naming the broken field.
 #[test]
-fn the_offline_validator_checks_cert_manager_kinds() {
+fn the_offline_validator_checks_cert_manager_kinds_and_both_scheduler_versions() {
     let certificate = manifest_text("cert-manager/certificate.yaml");
     let issuer = manifest_text("cert-manager/issuer.yaml");
+    let scheduler = manifest_text("scheduler-config.yaml");
+    let v1 = "apiVersion: kubescheduler.config.k8s.io/v1\n";
+    assert!(scheduler.contains(v1));
     let broken = [
         (
             "bad-algorithm.yaml",
@@ -161,10 +164,19 @@ fn the_offline_validator_checks_cert_manager_kinds() {
             ),
             "spec: exactly one issuer type",
         ),
+        (
+            "scheduler-v1beta2.yaml",
+            scheduler.replace(v1, "apiVersion: kubescheduler.config.k8s.io/v1beta2\n"),
+            "apiVersion: must be one of",
+        ),
     ];
     let mut files: Vec<(&str, String)> = vec![
         ("certificate.yaml", certificate.clone()),
         ("issuer.yaml", issuer.clone()),
+        (
+            "scheduler-v1beta3.yaml",
+            scheduler.replace(v1, "apiVersion: kubescheduler.config.k8s.io/v1beta3\n"),
+        ),
     ];
     files.extend(broken.iter().map(|(name, text, _)| (*name, text.clone())));
     let (ok, out) = validate(&files);
@@ -174,7 +186,7 @@ fn the_offline_validator_checks_cert_manager_kinds() {
         let file = format!("/{name} ");
         out.lines().filter(|l| l.contains(&file)).collect()
     };
-    for name in ["certificate.yaml", "issuer.yaml"] {
+    for name in ["certificate.yaml", "issuer.yaml", "scheduler-v1beta3.yaml"] {
         let lines = lines_for(name);
         assert!(!lines.is_empty(), "{name} not checked:\n{out}");
         assert!(lines.iter().all(|l| l.starts_with("ok ")), "{out}");
