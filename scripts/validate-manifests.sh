@@ -3,15 +3,20 @@
 # schemas bundled in the PyPI package kubernetes-validate (no API server; no
 # network once the package is installed). Kinds without a bundled schema
 # fail, except KubeSchedulerConfiguration (kube-scheduler's own file format),
-# which validate_manifests.py checks by hand. See that file for details.
+# which validate_manifests.py checks by hand, and the cert-manager kinds,
+# checked against scripts/schemas/. See validate_manifests.py for details.
 #
 # Usage: scripts/validate-manifests.sh [FILE...]
-#   default: manifests/*.yaml and examples/demo-cluster.yaml (a kind: List)
+#   default: manifests/*.yaml, manifests/cert-manager/*.yaml and
+#   examples/demo-cluster.yaml (a kind: List)
 # Exits non-zero if any document fails.
 set -euo pipefail
 
 KV_VERSION="1.37.0"   # PyPI kubernetes-validate; bundles schemas up to Kubernetes 1.37
-K8S_VERSION="1.34.0"  # the oldest cluster minor we support (k8s-openapi feature v1_34)
+# The oldest Kubernetes the manifests claim to support (README "Kubernetes
+# versions"), and the one kube-arbiter is built and tested against
+# (k8s-openapi feature v1_34). Every file is checked against both.
+K8S_VERSIONS=("1.25.0" "1.34.0")
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # A plain `pip install --target` directory rather than a venv: Debian's
@@ -21,17 +26,23 @@ pkgs="${KUBE_ARBITER_VALIDATE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-arbiter/
 
 if [[ ! -f "$pkgs/.installed" ]]; then
     echo "==> installing kubernetes-validate==$KV_VERSION into $pkgs"
-    rm -rf "$pkgs"
-    python3 -m pip install --quiet --disable-pip-version-check --target "$pkgs" \
+    # Install beside it and rename, so two runs at once (parallel tests)
+    # never see a half-installed directory.
+    staging="$pkgs.partial.$$"
+    rm -rf "$staging"
+    mkdir -p "$(dirname "$pkgs")"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$staging" \
         "kubernetes-validate==$KV_VERSION"
-    touch "$pkgs/.installed"
+    touch "$staging/.installed"
+    [[ -f "$pkgs/.installed" ]] || rm -rf "$pkgs"   # a leftover of an interrupted install
+    mv -T "$staging" "$pkgs" 2>/dev/null || rm -rf "$staging"
 fi
 
 if [[ $# -gt 0 ]]; then
     files=("$@")
 else
     shopt -s nullglob
-    files=("$root"/manifests/*.yaml "$root"/examples/demo-cluster.yaml)
+    files=("$root"/manifests/*.yaml "$root"/manifests/cert-manager/*.yaml "$root"/examples/demo-cluster.yaml)
     shopt -u nullglob
 fi
 if [[ ${#files[@]} -eq 0 ]]; then
@@ -39,9 +50,13 @@ if [[ ${#files[@]} -eq 0 ]]; then
     exit 1
 fi
 
-echo "==> validating ${#files[@]} manifest files against Kubernetes $K8S_VERSION (strict)"
-# -s: ignore the user's site-packages; PYTHONPATH puts our copies first.
-if PYTHONPATH="$pkgs" python3 -s "$root/scripts/validate_manifests.py" "$K8S_VERSION" "${files[@]}"; then
+failed=0
+for version in "${K8S_VERSIONS[@]}"; do
+    echo "==> validating ${#files[@]} manifest files against Kubernetes $version (strict)"
+    # -s: ignore the user's site-packages; PYTHONPATH puts our copies first.
+    PYTHONPATH="$pkgs" python3 -s "$root/scripts/validate_manifests.py" "$version" "${files[@]}" || failed=1
+done
+if [[ $failed -eq 0 ]]; then
     echo "all manifests valid"
 else
     echo "manifest validation FAILED" >&2

@@ -3,20 +3,30 @@
 Every YAML document (or item of a `kind: List`) is checked against the OpenAPI schemas bundled in
 kubernetes-validate (strict: unknown fields are errors). Unlike the
 `kubernetes-validate` command, a document whose kind has no bundled schema is
-a failure (a typo in apiVersion or kind must not pass silently), except
-KubeSchedulerConfiguration: it is kube-scheduler's file format, not an API
-object, so it gets the checks in check_scheduler_config() instead. Duplicate
-mapping keys, which YAML loaders silently collapse, are errors too.
+a failure (a typo in apiVersion or kind must not pass silently), except:
+- KubeSchedulerConfiguration: kube-scheduler's file format, not an API
+  object; check_scheduler_config() checks it (v1, and v1beta3 for
+  kube-scheduler 1.23 and 1.24).
+- cert-manager.io/v1 Issuer and Certificate: custom resources, checked
+  against the JSON schemas in scripts/schemas/ (written from cert-manager's
+  published CRDs) and by check_cert_manager() for the rules cert-manager's
+  own webhook adds.
+Duplicate mapping keys, which YAML loaders silently collapse, are errors too.
 
 Usage: python validate_manifests.py K8S_VERSION FILE...
 Prints one line per document; exits 1 if any document fails.
 """
 
+import json
+import os
 import re
 import sys
 
+import jsonschema
 import kubernetes_validate
 import yaml
+
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
 
 
 class StrictLoader(yaml.SafeLoader):
@@ -99,11 +109,19 @@ def _check_fields(obj, fields, path, errors):
             errors.append(f"{path}.{key}: must be {fields[key].__name__}")
 
 
+# kube-scheduler 1.25+ reads v1; 1.23 and 1.24 read v1beta3 (removed in
+# 1.29). The fields checked here are the same in both versions.
+SCHEDULER_API_VERSIONS = (
+    "kubescheduler.config.k8s.io/v1",
+    "kubescheduler.config.k8s.io/v1beta3",
+)
+
+
 def check_scheduler_config(doc):
     """The checks kube-scheduler makes on load, for the parts we ship."""
     errors = []
-    if doc.get("apiVersion") != "kubescheduler.config.k8s.io/v1":
-        errors.append("apiVersion: must be kubescheduler.config.k8s.io/v1")
+    if doc.get("apiVersion") not in SCHEDULER_API_VERSIONS:
+        errors.append("apiVersion: must be one of " + ", ".join(SCHEDULER_API_VERSIONS))
     for key in doc:
         if key not in SCHEDULER_TOP_LEVEL:
             errors.append(f"{key}: unknown field")
@@ -144,6 +162,80 @@ def check_scheduler_config(doc):
     return errors
 
 
+GO_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+
+
+def go_duration_seconds(text):
+    """Seconds in a Go duration like "2160h" or "1h30m"; None if not one."""
+    if not isinstance(text, str) or not DURATION.match(text):
+        return None
+    parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)", text)
+    return sum(float(n) * GO_DURATION_UNITS[u] for n, u in parts)
+
+
+ISSUER_TYPES = ("acme", "ca", "selfSigned", "vault", "venafi")
+CERTIFICATE_NAMES = (
+    "commonName", "dnsNames", "uris", "emailAddresses", "ipAddresses", "otherNames", "literalSubject",
+)
+KEY_SIZES = {"RSA": (2048, 4096, 8192), "ECDSA": (256, 384, 521)}
+
+
+def check_cert_manager(doc):
+    """What cert-manager's admission webhook refuses beyond the CRD schema."""
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        return []
+    errors = []
+    if doc["kind"] == "Issuer":
+        types = [t for t in ISSUER_TYPES if t in spec]
+        if len(types) != 1:
+            errors.append(f"spec: exactly one issuer type of {', '.join(ISSUER_TYPES)} (found {types or 'none'})")
+        return errors
+    if not any(spec.get(field) for field in CERTIFICATE_NAMES):
+        errors.append("spec: at least one of " + ", ".join(CERTIFICATE_NAMES) + " must be set")
+    if spec.get("literalSubject") and (spec.get("commonName") or spec.get("subject")):
+        errors.append("spec.literalSubject: cannot be set with commonName or subject")
+    key = spec.get("privateKey") or {}
+    algorithm, size = key.get("algorithm", "RSA"), key.get("size")
+    if size is not None and algorithm in KEY_SIZES and size not in KEY_SIZES[algorithm]:
+        errors.append(f"spec.privateKey.size: {size} is not one of {KEY_SIZES[algorithm]} for {algorithm}")
+    duration, renew = spec.get("duration"), spec.get("renewBefore")
+    for field, value in (("duration", duration), ("renewBefore", renew)):
+        if value is not None and go_duration_seconds(value) is None:
+            errors.append(f"spec.{field}: {value!r} is not a duration like 2160h")
+    duration_s = go_duration_seconds(duration) if duration is not None else 90 * 24 * 3600
+    if duration_s is not None and duration_s < 3600:
+        errors.append(f"spec.duration: {duration} is shorter than the minimum of 1h")
+    renew_s = go_duration_seconds(renew) if renew is not None else None
+    if renew_s is not None:
+        if renew_s < 300:
+            errors.append(f"spec.renewBefore: {renew} is shorter than the minimum of 5m")
+        if duration_s is not None and renew_s >= duration_s:
+            errors.append(f"spec.renewBefore: {renew} must be shorter than spec.duration")
+        if "renewBeforePercentage" in spec:
+            errors.append("spec: renewBefore and renewBeforePercentage cannot both be set")
+    return errors
+
+
+def crd_schema(doc):
+    """The schema in scripts/schemas/ for this custom resource, or None."""
+    group_version = str(doc.get("apiVersion", ""))
+    path = os.path.join(SCHEMA_DIR, f"{group_version.replace('/', '_')}_{doc.get('kind')}.json")
+    if "/" not in group_version or not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def check_custom_resource(doc, schema):
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = [
+        f"{'.'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+        for e in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    ]
+    return errors or check_cert_manager(doc)
+
+
 def validate_file(path, k8s_version):
     failures = 0
     try:
@@ -167,9 +259,13 @@ def validate_file(path, k8s_version):
             failures += 1
             continue
         name = f"{doc['kind']}/{(doc.get('metadata') or {}).get('name', '-')}"
+        schema = crd_schema(doc)
         if doc["kind"] == "KubeSchedulerConfiguration":
             errors = check_scheduler_config(doc)
             how = "own check (no bundled schema for this kind)"
+        elif schema is not None:
+            errors = check_custom_resource(doc, schema)
+            how = f"scripts/schemas {doc['apiVersion']} {doc['kind']} schema, strict"
         else:
             how = f"kubernetes {k8s_version} schema, strict"
             try:

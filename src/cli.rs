@@ -1,4 +1,4 @@
-//! The command line (DESIGN §2.1): `serve` and `certs`.
+//! The command line (docs/design.md §2.1): `serve` and `certs`.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;

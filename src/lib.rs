@@ -1,5 +1,5 @@
 //! kube-arbiter: a Kubernetes scheduler extender and priority admission
-//! webhook served over one TLS port. See DESIGN.md for the map.
+//! webhook served over one TLS port. See docs/design.md for the map.
 
 pub mod api;
 pub mod app;
@@ -13,4 +13,7 @@ pub mod model;
 pub mod parallel;
 pub mod policy;
 pub mod server;
+/// Synthetic clusters for benches, examples and load scripts; dev-only
+/// (cargo feature `synth`, see docs/design.md §3.3).
+#[cfg(feature = "synth")]
 pub mod synth;

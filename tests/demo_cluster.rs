@@ -1,7 +1,10 @@
 //! examples/demo-cluster.yaml is the cluster the README serves and curls.
 //! It must decode into the model and describe a cluster that could exist:
 //! pods fit and tolerate their nodes, priorities match their classes, PDB
-//! status adds up, and every pod's owner selects it.
+//! status adds up, and every pod's owner selects it. And the answers the
+//! README shows for it must be the ones the server gives.
+
+mod common;
 
 use std::collections::BTreeMap;
 
@@ -60,13 +63,13 @@ fn demo() -> Demo {
 #[test]
 fn decodes_every_kind_in_the_documented_counts() {
     let d = demo();
-    assert_eq!(d.nodes.len(), 6);
-    assert_eq!(d.pods.len(), 19);
+    assert_eq!(d.nodes.len(), 9);
+    assert_eq!(d.pods.len(), 24);
     assert_eq!(d.pdbs.len(), 3);
     assert_eq!(d.classes.len(), 4);
     assert_eq!(d.namespaces.len(), 5);
-    assert_eq!(d.services.len(), 5);
-    assert_eq!(d.replica_sets.len(), 4);
+    assert_eq!(d.services.len(), 6);
+    assert_eq!(d.replica_sets.len(), 5);
     let zones: std::collections::BTreeSet<_> = d
         .nodes
         .iter()
@@ -194,5 +197,100 @@ fn every_deployment_pod_is_selected_by_its_replica_set_and_a_service() {
                     .iter()
                     .all(|(k, v)| pod.metadata.labels.get(k) == Some(v))
         }));
+    }
+}
+
+/// One answer the README shows: the request it marks and the JSON below it.
+struct ReadmeAnswer {
+    path: String,
+    body_file: String,
+    answer: serde_json::Value,
+}
+
+const ANSWER_MARK: &str = "<!-- README answer: POST ";
+
+/// Every `<!-- README answer: POST PATH FILE -->` in README.md with the
+/// ```json block that follows it.
+fn readme_answers() -> Vec<ReadmeAnswer> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut answers = Vec::new();
+    let mut rest = readme.as_str();
+    while let Some(at) = rest.find(ANSWER_MARK) {
+        rest = &rest[at + ANSWER_MARK.len()..];
+        let (mark, after) = rest.split_once("-->").expect("an unclosed answer mark");
+        let (path, body_file) = mark.trim().split_once(' ').expect("mark: PATH FILE");
+        let block = after
+            .trim_start()
+            .strip_prefix("```json\n")
+            .unwrap_or_else(|| panic!("no ```json block after the mark for {body_file}"));
+        let (json, after_block) = block.split_once("```").expect("an unclosed ```json block");
+        let answer = serde_json::from_str(json)
+            .unwrap_or_else(|e| panic!("README's answer for {body_file} is not JSON: {e}"));
+        answers.push(ReadmeAnswer {
+            path: path.to_string(),
+            body_file: body_file.trim().to_string(),
+            answer,
+        });
+        rest = after_block;
+    }
+    answers
+}
+
+#[tokio::test]
+async fn the_answers_in_the_readme_are_what_the_server_says() {
+    let answers = readme_answers();
+    let shown: Vec<&str> = answers.iter().map(|a| a.body_file.as_str()).collect();
+    for flagship in [
+        "examples/requests/filter-node-names.json",
+        "examples/requests/prioritize-node-names.json",
+    ] {
+        assert!(
+            shown.contains(&flagship),
+            "README shows no answer for {flagship}"
+        );
+    }
+
+    common::install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = common::TestCa::new("demo-readme-ca");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
+    let server = common::ServerProcess::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--cluster-state",
+        demo,
+    ]);
+    let http = common::client(&ca.cert_pem, server.addr).build().unwrap();
+    let ready = server.url("/readyz");
+    common::eventually("the demo cluster to load", || async {
+        let r = http.get(&ready).send().await.ok()?;
+        r.status().is_success().then_some(())
+    })
+    .await;
+
+    for shown in answers {
+        let file = format!("{}/{}", env!("CARGO_MANIFEST_DIR"), shown.body_file);
+        let body = std::fs::read(&file).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let response = http
+            .post(server.url(&shown.path))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{} {}", shown.path, shown.body_file);
+        let got: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(
+            got,
+            shown.answer,
+            "README's answer for {} {} is out of date; the server says:\n{}",
+            shown.path,
+            shown.body_file,
+            serde_json::to_string_pretty(&got).unwrap()
+        );
     }
 }

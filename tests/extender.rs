@@ -1,6 +1,8 @@
 //! `/scheduler/filter` and `/scheduler/prioritize` over real HTTPS against
-//! the built server, with the request bodies in `examples/requests/` (the
-//! ones README's curl examples send) and a small cluster-state file.
+//! the built server, with a small cluster-state file and request bodies made
+//! for it (in `tests/fixtures/`, and the `examples/requests/` bodies that are
+//! not about the demo cluster). The README's flagship requests against the
+//! demo cluster are pinned by tests/demo_cluster.rs.
 
 mod common;
 
@@ -15,6 +17,11 @@ const CLUSTER: &str = concat!(
 
 fn example(name: &str) -> Vec<u8> {
     let path = format!("{}/examples/requests/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -64,7 +71,7 @@ impl Server {
 async fn filter_in_node_names_mode_splits_candidates_by_rule() {
     let server = start();
     let (status, got) = server
-        .post("/scheduler/filter", example("filter-node-names.json"))
+        .post("/scheduler/filter", fixture("filter-web-node-names.json"))
         .await;
     assert_eq!(status, 200);
     assert_eq!(got["Error"], "");
@@ -136,7 +143,7 @@ async fn prioritize_scores_every_candidate_from_0_to_10() {
     let (status, got) = server
         .post(
             "/scheduler/prioritize",
-            example("prioritize-node-names.json"),
+            fixture("prioritize-cart-node-names.json"),
         )
         .await;
     assert_eq!(status, 200);

@@ -48,3 +48,155 @@ fn deployment_mounts_the_files_its_arguments_name() {
         );
     }
 }
+
+#[test]
+fn cert_manager_webhooks_are_the_plain_ones_with_the_ca_injected() {
+    for name in ["mutating-webhook.yaml", "validating-webhook.yaml"] {
+        let mut plain = manifest(name);
+        let injected = manifest(&format!("cert-manager/{name}"));
+        for webhook in plain["webhooks"].as_array_mut().unwrap() {
+            let client = webhook["clientConfig"].as_object_mut().unwrap();
+            assert_eq!(client.remove("caBundle").unwrap(), "REPLACE_WITH_CA_BUNDLE");
+        }
+        plain["metadata"]["annotations"] = serde_json::json!({
+            "cert-manager.io/inject-ca-from": "kube-system/kube-arbiter-tls"
+        });
+        assert_eq!(injected, plain, "manifests/cert-manager/{name}");
+    }
+}
+
+#[test]
+fn the_cert_manager_certificate_is_for_the_secret_and_names_the_deployment_uses() {
+    let certificate = manifest("cert-manager/certificate.yaml");
+    let deployment = manifest("deployment.yaml");
+    let volumes = deployment["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap();
+    let secret = &certificate["spec"]["secretName"];
+    assert!(volumes.iter().any(|v| &v["secret"]["secretName"] == secret));
+    let service = manifest("service.yaml");
+    let svc = format!(
+        "{}.{}.svc",
+        service["metadata"]["name"].as_str().unwrap(),
+        service["metadata"]["namespace"].as_str().unwrap()
+    );
+    let names: Vec<&str> = certificate["spec"]["dnsNames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(names.contains(&svc.as_str()), "{names:?} lacks {svc}");
+    let scheduler = manifest("scheduler-config.yaml");
+    let server_name = &scheduler["extenders"][0]["tlsConfig"]["serverName"];
+    assert!(names.iter().any(|n| server_name == n), "{server_name}");
+}
+
+/// scripts/validate-manifests.sh on `files` (written into a temp dir):
+/// its exit status and output.
+fn validate(files: &[(&str, String)]) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<_> = files
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect();
+    let out = std::process::Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/validate-manifests.sh"
+    ))
+    .args(&paths)
+    .output()
+    .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+fn manifest_text(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/manifests/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// One validator run (it may have to install its Python package first) on
+/// the shipped cert-manager and scheduler files and on broken copies: each
+/// broken copy must fail with a message naming the broken field.
+#[test]
+fn the_offline_validator_checks_cert_manager_kinds_and_both_scheduler_versions() {
+    let certificate = manifest_text("cert-manager/certificate.yaml");
+    let issuer = manifest_text("cert-manager/issuer.yaml");
+    let scheduler = manifest_text("scheduler-config.yaml");
+    let v1 = "apiVersion: kubescheduler.config.k8s.io/v1\n";
+    assert!(scheduler.contains(v1));
+    let broken = [
+        (
+            "bad-algorithm.yaml",
+            certificate.replace("algorithm: ECDSA", "algorithm: DSA"),
+            "spec.privateKey.algorithm: 'DSA' is not one of",
+        ),
+        (
+            "bad-usage.yaml",
+            certificate.replace("- server auth", "- server-auth"),
+            "spec.usages.1: 'server-auth' is not one of",
+        ),
+        (
+            "no-secret.yaml",
+            certificate.replace("  secretName: kube-arbiter-tls\n", ""),
+            "'secretName' is a required property",
+        ),
+        (
+            "typo-field.yaml",
+            certificate.replace("  dnsNames:", "  dnsName:"),
+            "'dnsName' was unexpected",
+        ),
+        (
+            "key-size.yaml",
+            certificate.replace("size: 256", "size: 2048"),
+            "spec.privateKey.size: 2048 is not one of (256, 384, 521) for ECDSA",
+        ),
+        (
+            "two-issuer-types.yaml",
+            issuer.replace(
+                "  selfSigned: {}\n",
+                "  selfSigned: {}\n  ca:\n    secretName: other\n",
+            ),
+            "spec: exactly one issuer type",
+        ),
+        (
+            "scheduler-v1beta2.yaml",
+            scheduler.replace(v1, "apiVersion: kubescheduler.config.k8s.io/v1beta2\n"),
+            "apiVersion: must be one of",
+        ),
+    ];
+    let mut files: Vec<(&str, String)> = vec![
+        ("certificate.yaml", certificate.clone()),
+        ("issuer.yaml", issuer.clone()),
+        (
+            "scheduler-v1beta3.yaml",
+            scheduler.replace(v1, "apiVersion: kubescheduler.config.k8s.io/v1beta3\n"),
+        ),
+    ];
+    files.extend(broken.iter().map(|(name, text, _)| (*name, text.clone())));
+    let (ok, out) = validate(&files);
+    assert!(!ok, "{out}");
+    // Lines are "ok   PATH KIND/NAME (how)" or "FAIL PATH KIND/NAME: why".
+    let lines_for = |name: &str| -> Vec<&str> {
+        let file = format!("/{name} ");
+        out.lines().filter(|l| l.contains(&file)).collect()
+    };
+    for name in ["certificate.yaml", "issuer.yaml", "scheduler-v1beta3.yaml"] {
+        let lines = lines_for(name);
+        assert!(!lines.is_empty(), "{name} not checked:\n{out}");
+        assert!(lines.iter().all(|l| l.starts_with("ok ")), "{out}");
+    }
+    for (name, _, message) in &broken {
+        let lines = lines_for(name);
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with("FAIL"))
+            .unwrap_or_else(|| panic!("{name} passed:\n{out}"));
+        assert!(line.contains(message), "{name}: {line}");
+    }
+}

@@ -12,10 +12,11 @@ use serde_json::json;
 use kube_arbiter::cluster::{ClusterObjects, Snapshot};
 use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::config::scheduling::DefaultSpreadConstraints;
+use kube_arbiter::model::requests::{Requests, pod_requests};
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::filter::PodFilters;
 use kube_arbiter::policy::preemption::Preemptor;
-use kube_arbiter::policy::resources::{NodeResources, Requests, pod_requests};
+use kube_arbiter::policy::resources::NodeResources;
 use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
 
 fn now() -> Timestamp {

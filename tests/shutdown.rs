@@ -90,7 +90,7 @@ async fn sigterm_finishes_a_filter_request_in_flight_and_exits_0() {
     );
     let request = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/examples/requests/filter-node-names.json"
+        "/tests/fixtures/filter-web-node-names.json"
     ))
     .unwrap();
     let (head, tail) = request.split_at(request.len() / 2);

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
-use crate::model::meta::null_as_default;
+use crate::model::null_fields::null_as_default;
 
 pub const ADMISSION_V1: &str = "admission.k8s.io/v1";
 pub const ADMISSION_REVIEW: &str = "AdmissionReview";

@@ -1,4 +1,4 @@
-//! Turning a cluster-state document (DESIGN §2.2) into [`ClusterObjects`]:
+//! Turning a cluster-state document (docs/design.md §2.2) into [`ClusterObjects`]:
 //! a JSON or YAML `kind: List`, a single object, or multi-document YAML.
 //! Errors carry the line of the object that failed and what was wrong.
 

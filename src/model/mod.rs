@@ -6,9 +6,11 @@
 
 pub mod meta;
 pub mod node;
+pub mod null_fields;
 pub mod objects;
 pub mod pod;
 pub mod quantity;
+pub mod requests;
 pub mod selector;
 pub mod shared;
 

@@ -2,7 +2,8 @@
 
 use serde::Deserialize;
 
-use super::meta::{ObjectMeta, compact_list};
+use super::meta::ObjectMeta;
+use super::null_fields::compact_list;
 use super::quantity::{ResourceList, resource_list};
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::meta::{Labels, ObjectMeta, null_as_default};
+use super::meta::{Labels, ObjectMeta};
+use super::null_fields::null_as_default;
 use super::selector::LabelSelector;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::meta::{ObjectMeta, compact_list, null_as_default};
+use super::meta::ObjectMeta;
 use super::node::Toleration;
+use super::null_fields::{compact_list, null_as_default};
 use super::quantity::{ResourceList, resource_list};
 use super::selector::LabelSelector;
 use super::shared::{Shared, shared_list};

@@ -9,7 +9,8 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use super::meta::{Labels, compact_list, null_as_default};
+use super::meta::Labels;
+use super::null_fields::{compact_list, null_as_default};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -179,7 +179,7 @@ where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Hash + Eq + Send + Sync + 'static,
 {
-    super::meta::compact_list(d).map(Shared::interned)
+    super::null_fields::compact_list(d).map(Shared::interned)
 }
 
 /// A map or other field where `null` counts as absent, pooled.
@@ -188,7 +188,7 @@ where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default + Hash + Eq + Send + Sync + 'static,
 {
-    super::meta::null_as_default(d).map(Shared::interned)
+    super::null_fields::null_as_default(d).map(Shared::interned)
 }
 
 #[cfg(test)]

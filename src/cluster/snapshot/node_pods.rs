@@ -14,7 +14,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use crate::model::Pod;
-use crate::policy::resources::{Requests, pod_requests};
+use crate::model::requests::{Requests, pod_requests};
 
 /// A node's pods (dereferences to the list) and their [`PodSummary`]s in
 /// the same order. Cloning shares everything.

@@ -23,7 +23,7 @@ use crate::model::Pod;
 use super::Verdict;
 use super::domains::NodeAt;
 use super::filter::PodFilters;
-use super::resources::{Requests, pod_requests};
+use crate::model::requests::{Requests, pod_requests};
 
 pub use pick::pick_one_node;
 

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use crate::cluster::{NodeIdx, NodeInfo, NodePods};
 use crate::model::Pod;
+use crate::model::requests::{Requests, pod_requests};
 use crate::policy::domains::NodeAt;
-use crate::policy::resources::{NodeResources, Requests, pod_requests};
+use crate::policy::resources::NodeResources;
 use crate::policy::{Failure, Verdict};
 
 use super::nominated::nominated_against;
