@@ -1,6 +1,6 @@
 //! Where the Kubernetes API server is and how to talk to it: the one place
 //! that resolves `--kubeconfig`, in-cluster, `KUBECONFIG` and
-//! `~/.kube/config` (DESIGN §2.1). Only a missing or broken configuration
+//! `~/.kube/config` (docs/design.md §2.1). Only a missing or broken configuration
 //! is an error here; an API server that does not answer yet is not (the
 //! live source waits for it).
 
