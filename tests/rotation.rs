@@ -128,8 +128,10 @@ async fn a_broken_certificate_is_counted_and_the_old_one_kept() {
 }
 
 /// Kubernetes Secret volumes: `tls.crt -> ..data/tls.crt`, `..data ->
-/// ..<timestamp>`; an update writes a new timestamped directory and swaps
-/// the `..data` symlink in one rename.
+/// ..<timestamp>`; an update writes a new timestamped directory, swaps
+/// the `..data` symlink in one rename, then removes the old directory (as
+/// the kubelet's atomic writer does). Every swap is followed, not only the
+/// first.
 #[tokio::test]
 async fn a_secret_volume_symlink_swap_is_followed() {
     use std::os::unix::fs::symlink;
@@ -151,14 +153,34 @@ async fn a_secret_volume_symlink_swap_is_followed() {
     let server = serve_tls(root, &root.join("tls.crt"), &root.join("tls.key"), &[]);
     assert_eq!(served_cert(&ca, &server).await, Some(first.cert_der()));
 
-    let second = ca.server_pair(&["localhost"]);
-    write_version("..v2", &second);
-    symlink("..v2", root.join("..data_tmp")).unwrap();
-    std::fs::rename(root.join("..data_tmp"), root.join("..data")).unwrap();
-
-    let wanted = second.cert_der();
-    eventually("the swapped certificate to be served", || async {
-        (served_cert(&ca, &server).await? == wanted).then_some(())
-    })
-    .await;
+    let swap_to = |new: &str, old: &str| {
+        symlink(new, root.join("..data_tmp")).unwrap();
+        std::fs::rename(root.join("..data_tmp"), root.join("..data")).unwrap();
+        std::fs::remove_dir_all(root.join(old)).unwrap();
+    };
+    for (version, old) in [("..v2", "..v1"), ("..v3", "..v2")] {
+        let next = ca.server_pair(&["localhost"]);
+        write_version(version, &next);
+        swap_to(version, old);
+        let wanted = next.cert_der();
+        eventually("the swapped certificate to be served", || async {
+            (served_cert(&ca, &server).await? == wanted).then_some(())
+        })
+        .await;
+    }
+    let text = client(&ca.cert_pem, server.addr)
+        .build()
+        .unwrap()
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        metric(&text, "kube_arbiter_tls_reloads_total"),
+        Some(2.0),
+        "{text}"
+    );
 }
