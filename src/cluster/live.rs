@@ -4,6 +4,7 @@
 //! [`writer`]). The view is ready once every kind's initial list is in it.
 
 mod ingest;
+mod list_once;
 mod store;
 mod watch;
 mod writer;
@@ -18,7 +19,9 @@ use kube::core::ApiResource;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+pub use self::list_once::list_once;
 use self::store::Update;
+use self::watch::Report;
 use super::{Binder, ClusterView, Kind};
 use crate::config::LiveSettings;
 use crate::model::{
@@ -46,6 +49,12 @@ pub enum LiveError {
     },
     #[error("cannot reach the Kubernetes API server at {url}: {message}; {FILE_HINT}")]
     Unreachable { url: String, message: String },
+    #[error("cannot list {kind} from the Kubernetes API server at {url}: {message}")]
+    List {
+        url: String,
+        kind: &'static str,
+        message: String,
+    },
 }
 
 /// The running live source; dropping it stops the watches.
@@ -99,9 +108,15 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
         stale_after: settings.stale_after(),
     };
     let mut tasks = vec![tokio::spawn(writer::run(view, writer_settings, rx))];
+    tasks.extend(spawn_watches(&client, &tx));
+    LiveSource { client, tasks }
+}
+
+/// One list-and-watch task per kind the view needs, all reporting to `tx`.
+fn spawn_watches(client: &kube::Client, tx: &mpsc::Sender<Report>) -> Vec<JoinHandle<()>> {
     let c = || client.clone();
     let t = || tx.clone();
-    tasks.extend([
+    vec![
         tokio::spawn(watch::run::<Node>(
             c(),
             ApiResource::erase::<core::v1::Node>(&()),
@@ -165,8 +180,7 @@ pub fn spawn(client: kube::Client, view: Arc<ClusterView>, settings: &LiveSettin
             Update::ReplicationController,
             t(),
         )),
-    ]);
-    LiveSource { client, tasks }
+    ]
 }
 
 /// `--kubeconfig F`; else the in-cluster service account; else `KUBECONFIG`
