@@ -1,6 +1,8 @@
 //! `kube-arbiter explain` and `/debug/explain`: for one pod, every node's
 //! filter verdict (the same first-failure reason `/scheduler/filter` puts in
-//! FailedNodes) and, for the feasible nodes, each plugin's normalized score
+//! FailedNodes, with NodeResourcesFit asked where kube-scheduler asks it,
+//! since a pod is most often pending for room) and, for the feasible nodes,
+//! each plugin's normalized score
 //! and the final 0..10 score `/scheduler/prioritize` would answer; then a
 //! closing line worded like kube-scheduler's FailedScheduling event and,
 //! when the pod fits nowhere, whether preemption could make room. Same
@@ -24,6 +26,7 @@ use crate::policy::Code;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::{NodeScores, prioritize};
+use crate::policy::resources::{NodeResources, pod_requests};
 
 pub use self::preemption::{PreemptionCandidate, PreemptionOutlook};
 pub use self::render::{render_json, render_table};
@@ -128,10 +131,15 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
     let mut nodes: Vec<NodeExplanation> = Vec::with_capacity(total);
     let mut feasible: Vec<NodeAt<'_>> = Vec::new();
     let mut unschedulable: Vec<NodeIdx> = Vec::new();
+    let requests = pod_requests(pod);
     for (idx, info) in snapshot.nodes().iter().enumerate() {
         let idx = idx as NodeIdx;
         let at = NodeAt::indexed(&info.node, idx);
-        let (result, reason) = match filters.check_at(at) {
+        let fit = || {
+            let free = &info.node.status.allocatable;
+            NodeResources::new(free, info.pods.requested(), info.pods.len()).fits(&requests)
+        };
+        let (result, reason) = match filters.check_at_with_fit(at, fit) {
             Ok(()) => {
                 feasible.push(at);
                 ("Feasible", None)
@@ -192,7 +200,8 @@ mod tests {
     fn sample() -> (Snapshot, Pod) {
         let node = |name: &str, zone: &str, taint: bool| -> Node {
             let mut v = json!({"metadata": {"name": name, "labels": {
-                "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}});
+                "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}});
             if taint {
                 v["spec"] = json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]});
             }
@@ -407,15 +416,53 @@ mod tests {
     }
 
     #[test]
+    fn a_pod_short_of_room_gets_kube_schedulers_reason_and_preemption_frees_it() {
+        let node = |name: &str| -> Node {
+            serde_json::from_value(json!({"metadata": {"name": name},
+                "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}}}))
+            .unwrap()
+        };
+        let pod = |name: &str, node: &str, priority: i32, cpu: &str| -> Pod {
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}")},
+                "spec": {"nodeName": node, "priority": priority, "containers": [
+                    {"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}))
+            .unwrap()
+        };
+        let s = Snapshot::build(ClusterObjects {
+            nodes: vec![node("n1"), node("n2")],
+            pods: vec![pod("low", "n1", 1, "2"), pod("high", "n2", 1000, "2")],
+            ..Default::default()
+        });
+        let e = explain(&s, &pod("new", "", 100, "1"), &Config::default());
+        for n in &e.nodes {
+            assert_eq!(n.result, "Unschedulable", "{}", n.node);
+            let reason = n.reason.as_deref().unwrap();
+            assert!(reason.starts_with("Insufficient cpu ("), "{reason}");
+        }
+        assert_eq!(e.summary, "0/2 nodes are available: 2 Insufficient cpu.");
+        let p = e.preemption.unwrap();
+        assert_eq!(p.nominate.as_deref(), Some("n1"));
+        assert_eq!(p.candidates.len(), 1);
+        assert_eq!(p.candidates[0].victims, ["shop/low"]);
+        let e = explain(&s, &pod("huge", "", 100, "3"), &Config::default());
+        assert_eq!(e.nodes[0].result, "UnschedulableAndUnresolvable");
+        assert_eq!(
+            e.preemption.unwrap().message,
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        );
+    }
+
+    #[test]
     fn a_pod_from_the_view_is_found_by_name_and_judged_without_itself() {
         let mut web: Pod = serde_json::from_value(json!({
             "metadata": {"name": "web-1", "namespace": "shop", "labels": {"app": "web"}},
             "spec": {"nodeName": "n1", "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}}}))
         .unwrap();
-        let node: Node = serde_json::from_value(
-            json!({"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}}}),
-        )
+        let node: Node = serde_json::from_value(json!({
+            "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}))
         .unwrap();
         let pending = {
             let mut p = web.clone();

@@ -8,9 +8,14 @@
 //! left out, or 4,500 nodes failing one anti-affinity rule would be 4,500
 //! groups.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::policy::{node_affinity, pod_affinity, topology_spread};
+
+/// Upstream's status for nodes DefaultPreemption did not try because they
+/// failed a rule no eviction can fix.
+pub const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 
 /// The rules whose reasons carry a detail after upstream's text and ": ".
 const DETAILED: [&str; 5] = [
@@ -21,19 +26,21 @@ const DETAILED: [&str; 5] = [
     node_affinity::REASON,
 ];
 
-/// Upstream's text of a row's reason: the rule's reason without our detail,
-/// and resource shortages without the amounts ("Insufficient cpu").
-pub fn upstream_reason(reason: &str) -> std::borrow::Cow<'_, str> {
+/// Upstream's texts of a row's reason: the rule's reason without our
+/// detail, and each resource shortage on its own without the amounts
+/// ("Insufficient cpu", "Insufficient memory"), as upstream counts them.
+pub fn upstream_reasons(reason: &str) -> Vec<Cow<'_, str>> {
     for prefix in DETAILED {
         if reason
             .strip_prefix(prefix)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with(": "))
         {
-            return prefix.into();
+            return vec![prefix.into()];
         }
     }
-    if !reason.contains(" (") {
-        return reason.into();
+    let resources = reason.starts_with("Insufficient ") || reason.starts_with("Too many pods");
+    if !resources || !reason.contains(" (") {
+        return vec![reason.into()];
     }
     let mut plain = String::with_capacity(reason.len());
     let mut depth = 0usize;
@@ -45,12 +52,12 @@ pub fn upstream_reason(reason: &str) -> std::borrow::Cow<'_, str> {
             _ => {}
         }
     }
-    plain.replace(" ,", ",").trim_end().to_string().into()
+    plain
+        .split(',')
+        .map(|r| Cow::<str>::Owned(r.trim().to_string()))
+        .filter(|r| !r.is_empty())
+        .collect()
 }
-
-/// Upstream's status for nodes DefaultPreemption did not try because they
-/// failed a rule no eviction can fix.
-pub const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 
 /// "AVAILABLE/TOTAL nodes are available: 2 reason a, 1 reason b." — with
 /// no failures, just "AVAILABLE/TOTAL nodes are available.".
@@ -59,9 +66,11 @@ pub fn nodes_available<'a>(
     total: usize,
     reasons: impl IntoIterator<Item = &'a str>,
 ) -> String {
-    let mut counts: BTreeMap<std::borrow::Cow<'_, str>, usize> = BTreeMap::new();
+    let mut counts: BTreeMap<Cow<'_, str>, usize> = BTreeMap::new();
     for reason in reasons {
-        *counts.entry(upstream_reason(reason)).or_default() += 1;
+        for r in upstream_reasons(reason) {
+            *counts.entry(r).or_default() += 1;
+        }
     }
     let mut histogram: Vec<String> = counts
         .into_iter()
@@ -138,10 +147,6 @@ mod tests {
                 "node(s) had untolerated taint {dedicated: gpu}",
             ),
             (
-                "Insufficient cpu (requests 1000m, 0m of 500m free), Insufficient memory (requests 2, 1 of 1 free)",
-                "Insufficient cpu, Insufficient memory",
-            ),
-            (
                 "Too many pods (110 of 110 allowed already on the node)",
                 "Too many pods",
             ),
@@ -151,8 +156,21 @@ mod tests {
             ),
         ];
         for (row, want) in cases {
-            assert_eq!(upstream_reason(row), want, "{row}");
+            assert_eq!(upstream_reasons(row), [want], "{row}");
         }
+        let both = "Insufficient cpu (requests 1000m, 0m of 500m free), Insufficient memory (requests 2, 1 of 1 free)";
+        assert_eq!(
+            upstream_reasons(both),
+            ["Insufficient cpu", "Insufficient memory"]
+        );
+        assert_eq!(
+            nodes_available(
+                0,
+                2,
+                [both, "Insufficient memory (requests 2, 1 of 1 free)"]
+            ),
+            "0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient memory."
+        );
         let rows = [
             cases[0].0,
             "node(s) didn't match pod anti-affinity rules: pod shop/b2 (app=b) in kubernetes.io/hostname=n2",
