@@ -22,6 +22,10 @@ struct Server {
 }
 
 fn start(config: Option<&str>) -> Server {
+    start_with(CLUSTER, config)
+}
+
+fn start_with(cluster: &str, config: Option<&str>) -> Server {
     install_provider();
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("explain-test-ca");
@@ -33,7 +37,7 @@ fn start(config: Option<&str>) -> Server {
         "--tls-key".to_string(),
         key.to_str().unwrap().to_string(),
         "--cluster-state".to_string(),
-        CLUSTER.to_string(),
+        cluster.to_string(),
     ];
     if let Some(text) = config {
         std::fs::write(&config_path, text).unwrap();
@@ -291,4 +295,38 @@ async fn posted_pods_get_the_admission_body_limit() {
         )
         .await;
     assert_eq!(status, 200, "{body}");
+}
+
+/// README's example pod against the demo cluster: only the shape is
+/// pinned, the demo's exact answers belong to its own test.
+#[tokio::test]
+async fn the_readme_example_pod_is_explained_by_the_server_and_the_cli() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let demo = format!("{root}/examples/demo-cluster.yaml");
+    let pod_file = format!("{root}/examples/pods/urgent-gpu-job.yaml");
+    let server = start_with(&demo, None);
+    let (status, _, body) = server
+        .post(
+            "/debug/explain",
+            "application/yaml",
+            std::fs::read(&pod_file).unwrap(),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let got = parse(&body);
+    assert_eq!(got["pod"], "batch/urgent-render");
+    let nodes = got["nodes"].as_array().unwrap().len();
+    let head = format!("{}/{nodes} nodes are available", got["feasible"]);
+    assert!(got["summary"].as_str().unwrap().starts_with(&head), "{got}");
+
+    let out = common::run(&["explain", "--cluster-state", &demo, &pod_file]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(table.starts_with("pod batch/urgent-render: "), "{table}");
+    assert!(table.contains(got["summary"].as_str().unwrap()), "{table}");
 }
