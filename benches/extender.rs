@@ -6,6 +6,8 @@
 //! affinity and anti-affinity on the zone. Timed: PodFilters::prepare + a
 //! check of all 5,000 nodes looked up by name (NodeNames mode), prioritize
 //! over 5,000 candidates, and the filter handler's body-to-answer path.
+//! Also `explain` for that pod: the same rules plus resources on every
+//! node, and prioritize on the feasible ones.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -14,7 +16,8 @@ use std::sync::Arc;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kube_arbiter::api::extender::filter;
 use kube_arbiter::cluster::{ClusterObjects, PodChange, Snapshot};
-use kube_arbiter::config::SchedulingSettings;
+use kube_arbiter::config::{Config, SchedulingSettings};
+use kube_arbiter::explain::explain;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::domains::NodeAt;
 use kube_arbiter::policy::filter::PodFilters;
@@ -63,6 +66,12 @@ fn node(i: usize) -> Node {
         ("team", format!("team-{}", i % 12)),
         ("pool", format!("pool-{}", i % 7)),
     ])
+    .into();
+    n.status.allocatable = [
+        ("cpu".to_string(), 3_920),
+        ("memory".to_string(), 15 << 30),
+        ("pods".to_string(), 110),
+    ]
     .into();
     n
 }
@@ -211,6 +220,10 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("prioritize_all", |b| {
         b.iter(|| black_box(prioritize(&snapshot, &pod, &candidates, &settings).unwrap()))
+    });
+    let config = Config::default();
+    group.bench_function("explain_judge_all_and_prioritize_feasible", |b| {
+        b.iter(|| black_box(explain(&snapshot, &pod, &config)))
     });
     let body = serde_json::to_vec(&json!({"Pod": incoming_json(), "NodeNames": names})).unwrap();
     group.bench_function("filter_handler_node_names_body_to_answer", |b| {

@@ -14,7 +14,7 @@ use crate::cluster::file::{self, FileSource};
 use crate::cluster::live::{self, LiveSource};
 use crate::cluster::{Binder, ClusterView, assume};
 use crate::config::{Config, LiveSettings};
-use crate::explain;
+use crate::explain::{self, ExplainError, Target};
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
 use crate::server::{self, AppState, ServeError, ServeOptions};
 
@@ -59,13 +59,25 @@ fn exit(result: Result<(), RunError>, report: impl FnOnce(&RunError)) -> ExitCod
 }
 
 fn run_explain(args: ExplainArgs) -> Result<(), RunError> {
-    let text = explain::run_explain(
-        &args.cluster_state,
-        &args.pod,
-        args.output,
-        args.config.as_deref(),
-    )
-    .map_err(|e| RunError::Config(format!("{e:#}")))?;
+    let target = match args.cluster_state {
+        Some(cluster_state) => Target::File {
+            cluster_state,
+            pod_file: args.pod.into(),
+        },
+        None => {
+            tls::install_crypto_provider();
+            Target::Live {
+                kubeconfig: args.kubeconfig,
+                namespace: args.namespace.unwrap_or_else(|| "default".into()),
+                name: args.pod,
+            }
+        }
+    };
+    let text =
+        explain::run_explain(target, args.output, args.config.as_deref()).map_err(|e| match e {
+            ExplainError::Config(m) => RunError::Config(m),
+            ExplainError::Runtime(m) => RunError::Runtime(m),
+        })?;
     print!("{text}");
     Ok(())
 }

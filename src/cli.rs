@@ -1,4 +1,4 @@
-//! The command line (docs/design.md §2.1): `serve` and `certs`.
+//! The command line (docs/design.md §2.1): `serve`, `certs` and `explain`.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -26,19 +26,31 @@ pub enum Command {
     Explain(ExplainArgs),
 }
 
+/// `explain [--kubeconfig F] [-n NAMESPACE] POD` asks the API server for
+/// the cluster and the pod named POD; `explain --cluster-state F POD` reads
+/// both from files (POD is then a pod manifest, which need not exist yet).
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// The cluster (kubectl get nodes,pods,... -A -o yaml/json).
+    /// Take the cluster from this file (kubectl get nodes,pods,... -A -o
+    /// yaml/json); POD is then a pod file.
+    #[arg(long, value_name = "F", conflicts_with_all = ["kubeconfig", "namespace"])]
+    pub cluster_state: Option<PathBuf>,
+    /// Take the cluster and the pod from the API server this kubeconfig
+    /// points at (default: in-cluster, KUBECONFIG, ~/.kube/config).
     #[arg(long, value_name = "F")]
-    pub cluster_state: PathBuf,
+    pub kubeconfig: Option<PathBuf>,
+    /// Namespace of the pod in the cluster (default: default).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
     /// Policy settings (YAML), as for `serve`.
     #[arg(long, value_name = "F")]
     pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = crate::explain::Output::Table)]
     pub output: crate::explain::Output,
-    /// The pod to place (YAML or JSON).
+    /// The pod's name in the cluster, or with --cluster-state its manifest
+    /// (YAML or JSON).
     #[arg(value_name = "POD")]
-    pub pod: PathBuf,
+    pub pod: String,
 }
 
 #[derive(Debug, Args)]
@@ -125,6 +137,37 @@ mod tests {
     fn state_file_and_kubeconfig_exclude_each_other() {
         let err = parse(&["serve", "--cluster-state", "a", "--kubeconfig", "b"]).unwrap_err();
         assert_eq!(err.exit_code(), 2);
+    }
+
+    #[test]
+    fn explain_takes_a_namespace_and_a_name_or_a_state_file_and_a_pod_file() {
+        let Command::Explain(args) = parse(&["explain", "-n", "shop", "web-2"]).unwrap().command
+        else {
+            panic!("not explain")
+        };
+        assert_eq!(
+            (args.namespace.as_deref(), args.pod.as_str()),
+            (Some("shop"), "web-2")
+        );
+        assert!(args.cluster_state.is_none());
+        let Command::Explain(args) = parse(&["explain", "--cluster-state", "c.yaml", "pod.yaml"])
+            .unwrap()
+            .command
+        else {
+            panic!("not explain")
+        };
+        assert_eq!(args.cluster_state, Some(PathBuf::from("c.yaml")));
+    }
+
+    #[test]
+    fn explain_from_a_file_takes_no_namespace_or_kubeconfig() {
+        for extra in [["-n", "shop"], ["--kubeconfig", "k"]] {
+            let mut args = vec!["explain", "--cluster-state", "c.yaml"];
+            args.extend(extra);
+            args.push("pod.yaml");
+            assert_eq!(parse(&args).unwrap_err().exit_code(), 2, "{args:?}");
+        }
+        assert_eq!(parse(&["explain"]).unwrap_err().exit_code(), 2);
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod admission;
 pub mod admission_types;
 mod any_case;
 pub mod bind;
+pub mod explain;
 pub mod extender;
 pub mod extender_types;
 pub mod preempt;
@@ -37,9 +38,12 @@ pub fn admission_routes() -> Router<AppState> {
         .route("/admission/priorityclass", post(admission::priority_class))
 }
 
-/// Everything else people and controllers call (e.g. `/scale-in`).
+/// Everything else people and controllers call (e.g. `/scale-in`,
+/// `/debug/explain`).
 pub fn other_routes() -> Router<AppState> {
-    Router::new().merge(scale_in::routes())
+    Router::new()
+        .merge(scale_in::routes())
+        .merge(explain::routes())
 }
 
 /// Deciding over thousands of nodes or pods is CPU work of a millisecond or

@@ -9,6 +9,7 @@
 mod api_config;
 mod health;
 mod ingest;
+mod list_once;
 mod store;
 mod watch;
 mod writer;
@@ -22,8 +23,9 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 pub use self::api_config::{ApiConfig, LiveError, resolve_api_config};
-
+pub use self::list_once::list_once;
 use self::store::Update;
+use self::watch::Report;
 use super::{Binder, ClusterView, Kind};
 use crate::config::LiveSettings;
 use crate::model::{
@@ -88,10 +90,21 @@ fn spawn(
         rx,
         retry_now.clone(),
     ))];
+    tasks.extend(spawn_watches(&client, &tx, &retry_now));
+    LiveSource { client, tasks }
+}
+
+/// One list-and-watch task per kind the view needs, all reporting to `tx`;
+/// `retry_now` wakes the ones backing off once the server answers again.
+fn spawn_watches(
+    client: &kube::Client,
+    tx: &mpsc::Sender<Report>,
+    retry_now: &Arc<Notify>,
+) -> Vec<JoinHandle<()>> {
     let c = || client.clone();
     let t = || tx.clone();
     let r = || retry_now.clone();
-    tasks.extend([
+    vec![
         tokio::spawn(watch::run::<Node>(
             c(),
             ApiResource::erase::<core::v1::Node>(&()),
@@ -164,6 +177,5 @@ fn spawn(
             t(),
             r(),
         )),
-    ]);
-    LiveSource { client, tasks }
+    ]
 }

@@ -65,6 +65,13 @@ impl PodFilters {
     /// [`Self::check`] for a node whose index in the view may be known,
     /// which makes every topology lookup an array access.
     pub fn check_at(&self, at: NodeAt<'_>) -> Verdict {
+        self.check_at_with_fit(at, || Ok(()))
+    }
+
+    /// [`Self::check_at`] with NodeResourcesFit's verdict `fit` asked where
+    /// kube-scheduler runs it, after NodeAffinity and before the pod rules:
+    /// `explain` gives the first reason kube-scheduler itself would give.
+    pub fn check_at_with_fit(&self, at: NodeAt<'_>, fit: impl FnOnce() -> Verdict) -> Verdict {
         let node = at.node;
         self.check_unschedulable(node)?;
         if let Some(taint) = untolerated_taint(&node.spec.taints, &self.tolerations) {
@@ -76,6 +83,7 @@ impl PodFilters {
         if let Some(f) = &self.node_affinity {
             f.filter(node)?;
         }
+        fit()?;
         if let Some(f) = &self.spread {
             f.filter_at(at)?;
         }

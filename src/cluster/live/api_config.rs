@@ -27,6 +27,16 @@ pub enum LiveError {
     /// The configuration names TLS material or a proxy the client cannot use.
     #[error("cannot set up a client for the Kubernetes API server at {url}: {message}")]
     Client { url: String, message: String },
+    /// A one-shot command (`explain`) got no answer from the API server.
+    #[error("cannot reach the Kubernetes API server at {url}: {message}; {FILE_HINT}")]
+    Unreachable { url: String, message: String },
+    /// A one-shot command could not list one kind.
+    #[error("cannot list {kind} from the Kubernetes API server at {url}: {message}")]
+    List {
+        url: String,
+        kind: &'static str,
+        message: String,
+    },
 }
 
 /// A resolved API server configuration and where it came from (for logs).

@@ -130,6 +130,22 @@ impl LiveCounts {
     /// lacks the key).
     pub fn change(&mut self, node: &Node, key: &str, delta: i64, witness: Witness) {
         if let Some(value) = node.label(key) {
+            // A change that undoes an earlier one (a victim given back)
+            // cancels it: victim selection removes and re-adds pods node
+            // after node, and an ever-growing list made every count and
+            // `is_empty` slower with each node tried.
+            let undone = self.changes.iter().rposition(|c| {
+                c.delta == -delta
+                    && c.key == key
+                    && c.value == value
+                    && c.witness.term == witness.term
+                    && c.witness.pod.metadata.namespace == witness.pod.metadata.namespace
+                    && c.witness.pod.metadata.name == witness.pod.metadata.name
+            });
+            if let Some(i) = undone {
+                self.changes.remove(i);
+                return;
+            }
             self.changes.push(Change {
                 key: key.to_string(),
                 value: value.to_string(),
@@ -216,4 +232,43 @@ impl LiveCounts {
 
 fn same_pod(a: &Pod, b: &Pod) -> bool {
     a.metadata.namespace == b.metadata.namespace && a.metadata.name == b.metadata.name
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn giving_a_pod_back_cancels_its_removal() {
+        let node: Node = serde_json::from_value(
+            json!({"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}}}),
+        )
+        .unwrap();
+        let pod = |name: &str| -> Arc<Pod> {
+            Arc::new(
+                serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns"}}))
+                    .unwrap(),
+            )
+        };
+        let witness = |name: &str| Witness {
+            pod: pod(name),
+            term: 0,
+        };
+        let at = NodeAt::unindexed(&node);
+        let mut counts = LiveCounts::new(DomainCounts::new(&Arc::new(TopologyIndex::of(&[]))));
+        let key = "kubernetes.io/hostname";
+        for _ in 0..1_000 {
+            counts.change(&node, key, -1, witness("a"));
+            counts.change(&node, key, -1, witness("b"));
+            counts.change(&node, key, 1, witness("a"));
+            counts.change(&node, key, 1, witness("b"));
+        }
+        assert!(counts.changes.is_empty(), "{}", counts.changes.len());
+        counts.change(&node, key, -1, witness("a"));
+        counts.change(&node, key, 1, witness("b"));
+        assert_eq!(counts.changes.len(), 2, "different pods do not cancel");
+        assert_eq!(counts.count(key, at), 0);
+    }
 }

@@ -1,0 +1,105 @@
+//! `/debug/explain`: "why is my pod pending?" from the server's current
+//! view (live or file). `GET ?namespace=NS&name=POD` explains a pod the view
+//! holds; `POST` with a Pod (JSON or YAML) explains one that need not exist
+//! yet. JSON by default, the table for `Accept: text/plain`. One pod, one
+//! pass over the nodes, on the blocking pool like the extender's verbs.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+
+use super::{json_response, on_snapshot};
+use crate::explain::{Explanation, explain, explain_in_view, parse_pod, render_table};
+use crate::server::{ApiError, AppState};
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/debug/explain", get(named).post(posted))
+}
+
+#[derive(Debug, Deserialize)]
+struct PodName {
+    namespace: Option<String>,
+    name: Option<String>,
+}
+
+/// How the caller wants the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Table,
+}
+
+impl Format {
+    /// The table only when the caller accepts text/plain and not JSON.
+    fn of(headers: &HeaderMap) -> Self {
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if accept.contains("text/plain") && !accept.contains("application/json") {
+            Self::Table
+        } else {
+            Self::Json
+        }
+    }
+
+    fn answer(self, e: &Explanation) -> Response {
+        match self {
+            Self::Json => json_response(e),
+            Self::Table => (
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                render_table(e),
+            )
+                .into_response(),
+        }
+    }
+}
+
+async fn named(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<PodName>, QueryRejection>,
+) -> Response {
+    let format = Format::of(&headers);
+    let query = match query {
+        Ok(Query(q)) => q,
+        Err(e) => return ApiError::bad_request(e.body_text()).into_response(),
+    };
+    let given = |v: Option<String>| v.filter(|v| !v.is_empty());
+    let (Some(namespace), Some(name)) = (given(query.namespace), given(query.name)) else {
+        return ApiError::bad_request(
+            "GET /debug/explain needs the query parameters namespace and name \
+             (POST a Pod to explain one that does not exist yet)",
+        )
+        .into_response();
+    };
+    on_snapshot(&state, move |snapshot, config| {
+        explain_in_view(snapshot, &namespace, &name, config)
+            .map(|e| format.answer(&e))
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    format!(
+                        "pod {namespace}/{name} is not in kube-arbiter's cluster view \
+                         (POST it to /debug/explain to explain a pod that does not exist yet)"
+                    ),
+                )
+            })
+    })
+    .await
+}
+
+async fn posted(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let format = Format::of(&headers);
+    on_snapshot(&state, move |snapshot, config| {
+        let pod = parse_pod(&body)
+            .map_err(|e| ApiError::bad_request(format!("request body is not a Pod: {e}")))?;
+        Ok(format.answer(&explain(snapshot, &pod, config)))
+    })
+    .await
+}

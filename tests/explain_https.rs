@@ -1,0 +1,332 @@
+//! `/debug/explain` over real HTTPS against the built server and a small
+//! cluster-state file: a pending pod by name (JSON and the table), a pod
+//! that does not exist yet (JSON and YAML bodies), unknown pods, missing
+//! parameters, bad bodies and the admission body limit. Row reasons are
+//! checked against what `/scheduler/filter` answers for the same pod.
+
+mod common;
+
+use serde_json::{Value, json};
+
+use common::{ServerProcess, TestCa, client, install_provider};
+
+const CLUSTER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/explain-cluster.yaml"
+);
+
+struct Server {
+    _dir: tempfile::TempDir,
+    process: ServerProcess,
+    client: reqwest::Client,
+}
+
+fn start(config: Option<&str>) -> Server {
+    start_with(CLUSTER, config)
+}
+
+fn start_with(cluster: &str, config: Option<&str>) -> Server {
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("explain-test-ca");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let config_path = dir.path().join("config.yaml");
+    let mut args = vec![
+        "--tls-cert".to_string(),
+        cert.to_str().unwrap().to_string(),
+        "--tls-key".to_string(),
+        key.to_str().unwrap().to_string(),
+        "--cluster-state".to_string(),
+        cluster.to_string(),
+    ];
+    if let Some(text) = config {
+        std::fs::write(&config_path, text).unwrap();
+        args.extend(["--config".to_string(), config_path.display().to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let process = ServerProcess::start(&args);
+    let client = client(&ca.cert_pem, process.addr).build().unwrap();
+    Server {
+        _dir: dir,
+        process,
+        client,
+    }
+}
+
+impl Server {
+    async fn get(&self, path_and_query: &str, accept: &str) -> (u16, String, String) {
+        let response = self
+            .client
+            .get(self.process.url(path_and_query))
+            .header("accept", accept)
+            .send()
+            .await
+            .unwrap();
+        split(response).await
+    }
+
+    async fn post(&self, path: &str, content_type: &str, body: Vec<u8>) -> (u16, String, String) {
+        let response = self
+            .client
+            .post(self.process.url(path))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        split(response).await
+    }
+}
+
+/// Status, content type and body.
+async fn split(response: reqwest::Response) -> (u16, String, String) {
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, content_type, response.text().await.unwrap())
+}
+
+fn parse(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// The fixture's pending pod, as a client would send it.
+fn api_pod(name: &str, priority: i32) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "shop", "labels": {"app": "api"}},
+        "spec": {"priority": priority, "containers": [{"name": "c"}],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "batch"}}, "topologyKey": "kubernetes.io/hostname"}]}}}})
+}
+
+/// What `/scheduler/filter` says of each node for `pod`.
+async fn failed_nodes(server: &Server, pod: &Value) -> Value {
+    let body = json!({"Pod": pod, "NodeNames": ["n1", "n2", "n3"]});
+    let (status, _, text) = server
+        .post(
+            "/scheduler/filter",
+            "application/json",
+            serde_json::to_vec(&body).unwrap(),
+        )
+        .await;
+    assert_eq!(status, 200, "{text}");
+    let got = parse(&text);
+    let mut all = got["FailedNodes"].as_object().cloned().unwrap_or_default();
+    all.extend(
+        got["FailedAndUnresolvableNodes"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    Value::Object(all)
+}
+
+#[tokio::test]
+async fn a_pending_pod_by_name_gets_reasons_a_summary_and_where_preemption_helps() {
+    let server = start(None);
+    let (status, content_type, body) = server
+        .get("/debug/explain?namespace=shop&name=api", "*/*")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    let got = parse(&body);
+    assert_eq!(got["pod"], "shop/api");
+    assert_eq!(got["feasible"], 0);
+
+    let filter = failed_nodes(&server, &api_pod("api", 100)).await;
+    for row in got["nodes"].as_array().unwrap() {
+        let node = row["node"].as_str().unwrap();
+        assert_eq!(
+            row["reason"], filter[node],
+            "{node}: same text as the filter verb"
+        );
+    }
+    for node in ["n1", "n2"] {
+        let reason = filter[node].as_str().unwrap();
+        assert!(
+            reason.starts_with("node(s) didn't match pod anti-affinity rules: pod shop/batch-"),
+            "{reason}"
+        );
+    }
+    assert_eq!(
+        got["summary"],
+        "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, \
+         2 node(s) didn't match pod anti-affinity rules."
+    );
+    assert_eq!(
+        got["preemption"],
+        json!({
+            "message": "preemption: evicting lower-priority pods makes room on 1/3 nodes; kube-scheduler would nominate n1.",
+            "candidates": [{"node": "n1", "victims": ["shop/batch-low"], "pdbViolations": 0}],
+            "nominate": "n1",
+        })
+    );
+}
+
+#[tokio::test]
+async fn accept_text_plain_gets_the_table() {
+    let server = start(None);
+    let (status, content_type, table) = server
+        .get("/debug/explain?namespace=shop&name=api", "text/plain")
+        .await;
+    assert_eq!(status, 200, "{table}");
+    assert!(content_type.starts_with("text/plain"), "{content_type}");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0], "pod shop/api: 0 of 3 nodes feasible");
+    assert!(lines[2].starts_with("NODE "), "{table}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("0/3 nodes are available: ")),
+        "{table}"
+    );
+    assert!(
+        lines.contains(&"* n1: evict 1 pod(s): shop/batch-low"),
+        "{table}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_pods_and_missing_parameters_are_json_errors() {
+    let server = start(None);
+    let (status, _, body) = server
+        .get("/debug/explain?namespace=shop&name=ghost", "text/plain")
+        .await;
+    assert_eq!(status, 404, "{body}");
+    let error = parse(&body)["error"].as_str().unwrap().to_string();
+    assert!(error.contains("pod shop/ghost"), "{error}");
+    for query in ["", "?namespace=shop", "?name=api", "?namespace=&name=api"] {
+        let (status, _, body) = server
+            .get(&format!("/debug/explain{query}"), "application/json")
+            .await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert!(
+            parse(&body)["error"]
+                .as_str()
+                .unwrap()
+                .contains("namespace and name"),
+            "{body}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_posted_pod_that_does_not_exist_yet_is_explained() {
+    let server = start(None);
+    let (status, _, body) = server
+        .post(
+            "/debug/explain",
+            "application/json",
+            serde_json::to_vec(&api_pod("api-low", 5)).unwrap(),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let got = parse(&body);
+    assert_eq!(got["pod"], "shop/api-low");
+    assert_eq!(
+        got["preemption"]["message"],
+        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, \
+         2 No preemption victims found for incoming pod."
+    );
+
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: trainer\n  namespace: shop\nspec:\n  \
+                tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]\n  \
+                nodeSelector: {topology.kubernetes.io/zone: z3}\n";
+    let (status, _, table) = server
+        .post("/debug/explain", "application/yaml", yaml.into())
+        .await;
+    assert_eq!(status, 200, "{table}");
+    let got = parse(&table);
+    assert_eq!(got["feasible"], 1);
+    assert_eq!(
+        got["summary"],
+        "1/3 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."
+    );
+    assert!(got.get("preemption").is_none(), "{got}");
+}
+
+#[tokio::test]
+async fn bad_bodies_are_refused_and_nothing_changes() {
+    let server = start(None);
+    let bad: [&[u8]; 3] = [b"{not json", br#"{"metadata": {}}"#, b"- just\n- a list\n"];
+    for body in bad {
+        let (status, _, text) = server
+            .post("/debug/explain", "application/json", body.to_vec())
+            .await;
+        assert_eq!(status, 400, "{}: {text}", String::from_utf8_lossy(body));
+        assert!(
+            parse(&text)["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("request body is not a Pod"),
+            "{text}"
+        );
+    }
+    let (status, _, body) = server
+        .get("/debug/explain?namespace=shop&name=api", "application/json")
+        .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test]
+async fn posted_pods_get_the_admission_body_limit() {
+    let server = start(Some("server: {admissionBodyLimitBytes: 2048}\n"));
+    let mut pod = api_pod("big", 100);
+    pod["metadata"]["annotations"] = json!({"filler": "x".repeat(4096)});
+    let (status, _, body) = server
+        .post(
+            "/debug/explain",
+            "application/json",
+            serde_json::to_vec(&pod).unwrap(),
+        )
+        .await;
+    assert_eq!(status, 413, "{body}");
+    let (status, _, body) = server
+        .post(
+            "/debug/explain",
+            "application/json",
+            serde_json::to_vec(&api_pod("small", 100)).unwrap(),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// README's example pod against the demo cluster: only the shape is
+/// pinned, the demo's exact answers belong to its own test.
+#[tokio::test]
+async fn the_readme_example_pod_is_explained_by_the_server_and_the_cli() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let demo = format!("{root}/examples/demo-cluster.yaml");
+    let pod_file = format!("{root}/examples/pods/urgent-gpu-job.yaml");
+    let server = start_with(&demo, None);
+    let (status, _, body) = server
+        .post(
+            "/debug/explain",
+            "application/yaml",
+            std::fs::read(&pod_file).unwrap(),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let got = parse(&body);
+    assert_eq!(got["pod"], "batch/urgent-render");
+    let nodes = got["nodes"].as_array().unwrap().len();
+    let head = format!("{}/{nodes} nodes are available", got["feasible"]);
+    assert!(got["summary"].as_str().unwrap().starts_with(&head), "{got}");
+
+    let out = common::run(&["explain", "--cluster-state", &demo, &pod_file]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(table.starts_with("pod batch/urgent-render: "), "{table}");
+    assert!(table.contains(got["summary"].as_str().unwrap()), "{table}");
+}
