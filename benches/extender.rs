@@ -5,7 +5,8 @@
 //! ScheduleAnyway), required anti-affinity on the hostname and preferred
 //! affinity and anti-affinity on the zone. Timed: PodFilters::prepare + a
 //! check of all 5,000 nodes looked up by name (NodeNames mode), prioritize
-//! over 5,000 candidates, and the filter handler's body-to-answer path.
+//! over 5,000 candidates, the filter handler's body-to-answer path, and
+//! filter then prioritize for the pod with required node affinity too.
 //! Also `explain` for that pod: the same rules plus resources on every
 //! node, and prioritize on the feasible ones.
 
@@ -199,6 +200,25 @@ fn bench(c: &mut Criterion) {
             },
             BatchSize::SmallInput,
         )
+    });
+    // The same pod restricted to three of the seven pools by required node
+    // affinity: the spread rules must know which nodes take part, which is
+    // the affinity decided for every node of the view.
+    let mut pinned_json = incoming_json();
+    pinned_json["spec"]["affinity"]["nodeAffinity"] = json!({
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "pool", "operator": "In", "values": ["pool-1", "pool-3", "pool-5"]}]}]}});
+    let pinned: Pod = serde_json::from_value(pinned_json).unwrap();
+    group.bench_function("filter_and_prioritize_with_required_node_affinity", |b| {
+        b.iter(|| {
+            let filters = PodFilters::prepare(&snapshot, &pinned, &settings).unwrap();
+            let feasible: Vec<NodeAt<'_>> = candidates
+                .iter()
+                .copied()
+                .filter(|&at| filters.check_at(at).is_ok())
+                .collect();
+            black_box(prioritize(&snapshot, &pinned, &feasible, &settings).unwrap())
+        })
     });
     group.bench_function("filter_prepare_only", |b| {
         b.iter(|| black_box(PodFilters::prepare(&snapshot, &pod, &settings).unwrap()))

@@ -1,64 +1,151 @@
 #!/usr/bin/env bash
-# End-to-end latency of /scheduler/filter and /scheduler/prioritize over
-# TLS in NodeNames mode (nodeCacheCapable), and of /scheduler/preempt with
-# 200 candidate nodes (MetaVictims), loopback only, against the
-# release binary serving a synthetic 5,000-node / 150,000-pod cluster:
-# one keep-alive connection, as one kube-scheduler calls its extender.
+# End-to-end latency of the extender verbs over TLS, loopback only, against
+# the release binary serving a synthetic 5,000-node / 150,000-pod cluster,
+# each next to /healthz on the same server in the same run (the floor: TLS,
+# HTTP and the machine's mood), printed as a ratio table at the end.
 #
 #   scripts/load-extender.sh [DURATION] [NODES] [PODS]
 #
-# Builds the release binary and the synth_cluster example, writes the
-# cluster to target/synth-NODES-PODS.json once (about 250 MB at full size)
-# and the request bodies (scripts/filter_body.py). Needs wrk (Debian
-# package `wrk`), curl and python3.
+# One keep-alive connection per verb, as one kube-scheduler calls its
+# extender; every request carries a new pod uid (scripts/wrk-unique.lua), so
+# nothing is answered from per-pod state prepared by an earlier request,
+# except in the `filter+prioritize` row, which sends kube-scheduler's pair
+# for each pod (filter, then prioritize of the same pod) and reports the
+# mean time per pod. Admission and healthz are also driven over 8
+# connections for throughput. The request bodies are those of issue 14
+# (scripts/filter_body.py).
+#
+# Environment: BIN (default: build target/release/kube-arbiter), PORT
+# (18444), ROWS (space-separated subset of the rows below).
+# Builds the synth_cluster example, writes the cluster to
+# target/synth-NODES-PODS.json once (about 250 MB at full size). Needs wrk
+# (Debian package `wrk`), curl and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 duration=${1:-10}; nodes=${2:-5000}; pods=${3:-150000}
 port=${PORT:-18444}
 command -v wrk >/dev/null || { echo "wrk is not installed: apt-get install -y wrk" >&2; exit 2; }
-cargo build --release --quiet --example synth_cluster --bin kube-arbiter
+if [ -z "${BIN:-}" ]; then
+    cargo build --release --quiet --bin kube-arbiter
+    BIN=target/release/kube-arbiter
+fi
 state=target/synth-$nodes-$pods.json
-[ -s "$state" ] || target/release/examples/synth_cluster "$nodes" "$pods" > "$state"
-python3 scripts/filter_body.py "$state" target
+if [ ! -s "$state" ]; then
+    cargo build --release --quiet --example synth_cluster
+    target/release/examples/synth_cluster "$nodes" "$pods" > "$state"
+fi
+[ -s "target/load-$nodes-$pods/load-preempt-body.json" ] || {
+    mkdir -p "target/load-$nodes-$pods"
+    python3 scripts/filter_body.py "$state" "target/load-$nodes-$pods"
+}
+bodies=target/load-$nodes-$pods
 
-log=$(mktemp)
-RUST_LOG=${RUST_LOG:-warn} target/release/kube-arbiter serve --listen "127.0.0.1:${port}" \
+log=$(mktemp); out=$(mktemp -d)
+RUST_LOG=${RUST_LOG:-warn} "$BIN" serve --listen "127.0.0.1:${port}" \
     --cluster-state "$state" 2>"$log" &
 server=$!
 stop() {
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
-    rm -f "$log"
+    rm -rf "$log" "$out"
 }
 trap stop EXIT
 until curl -skf "https://127.0.0.1:${port}/readyz" >/dev/null; do
     kill -0 "$server" 2>/dev/null || { echo "server exited:" >&2; cat "$log" >&2; exit 1; }
     sleep 0.1
 done
+base="https://127.0.0.1:${port}"
 
-for verb in filter prioritize preempt; do
-    url="https://127.0.0.1:${port}/scheduler/${verb}"
-    export BODY=target/load-${verb}-body.json
-    curl -sk "$url" -H 'Content-Type: application/json' --data-binary "@${BODY}" \
-        -o target/load-${verb}-answer.json
-    python3 - "$verb" target/load-${verb}-answer.json <<'PY'
+# Sanity: each verb answers what the body is about.
+check() {
+    local verb=$1 body=$2
+    curl -sk "$base/scheduler/$verb" -H 'Content-Type: application/json' \
+        --data-binary "@$body" -o "$out/answer.json"
+    python3 - "$verb" "$out/answer.json" <<'PY'
 import json, sys
 verb, answer = sys.argv[1], json.load(open(sys.argv[2]))
 if verb == "filter":
     if answer.get("Error"):
         sys.exit(f"filter error: {answer['Error']}")
-    print(f"filter: {len(answer['NodeNames'])} feasible, {len(answer['FailedNodes'])} failed, "
+    names = answer["NodeNames"] if answer.get("NodeNames") is not None else answer["Nodes"]["items"]
+    print(f"  filter: {len(names)} feasible, {len(answer['FailedNodes'])} failed, "
           f"{len(answer['FailedAndUnresolvableNodes'])} unresolvable")
 elif verb == "prioritize":
     scores = [h["Score"] for h in answer]
-    print(f"prioritize: {len(scores)} scores, distinct {sorted(set(scores))}")
+    print(f"  prioritize: {len(scores)} scores, distinct {sorted(set(scores))}")
 else:
     nodes = answer["NodeNameToMetaVictims"]
     victims = sum(len(v["Pods"]) for v in nodes.values())
-    print(f"preempt: {len(nodes)} nodes where preemption helps, {victims} victims")
+    print(f"  preempt: {len(nodes)} nodes where preemption helps, {victims} victims")
 PY
-    echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "== ${verb}: 1 connection, ${duration}s"
-    wrk -t1 -c1 -d"${duration}s" --latency -s scripts/wrk-post.lua "$url"
-done
+}
+echo "sanity answers:"
+check filter "$bodies/load-filter-500-body.json"
+check prioritize "$bodies/load-prioritize-500-body.json"
+check filter "$bodies/load-filter-all-body.json"
+check preempt "$bodies/load-preempt-body.json"
+check filter "$bodies/load-filter-nodes-body.json"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# run NAME CONNECTIONS PATH [BODY [PAIR]]: one wrk run, output in $out/NAME.
+run() {
+    local name=$1 conns=$2 path=$3 body=${4:-} pair=${5:-}
+    case " ${ROWS:-$name} " in *" $name "*) ;; *) return 0 ;; esac
+    local threads=1 script=()
+    [ "$conns" -gt 1 ] && threads=2
+    if [ -n "$body" ]; then
+        script=(-s scripts/wrk-unique.lua)
+        [ "${body%.json}" != "$body" ] && script=(-s scripts/wrk-post.lua)
+    fi
+    echo "== $name: $conns connection(s), ${duration}s"
+    BODY=$body PAIR=$pair wrk -t"$threads" -c"$conns" -d"${duration}s" --latency \
+        "${script[@]}" "$base$path" | tee "$out/$name"
+}
+
+t=$bodies
+run healthz 1 /healthz
+run filter-500 1 /scheduler/filter "$t/load-filter-500-body.json.tmpl"
+run prioritize-500 1 /scheduler/prioritize "$t/load-prioritize-500-body.json.tmpl"
+run filter+prioritize 1 /scheduler/prioritize "$t/load-prioritize-500-body.json.tmpl" /scheduler/filter
+run filter-all 1 /scheduler/filter "$t/load-filter-all-body.json.tmpl"
+run preempt 1 /scheduler/preempt "$t/load-preempt-body.json.tmpl"
+run filter-nodes 1 /scheduler/filter "$t/load-filter-nodes-body.json.tmpl"
+run healthz-8 8 /healthz
+run admission-8 8 /admission/priority examples/requests/admit-create-default-class.json
+
+python3 - "$out" <<'PY'
+import os, re, sys
+out = sys.argv[1]
+UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+def parse(name):
+    path = os.path.join(out, name)
+    if not os.path.exists(path):
+        return None
+    text = open(path).read()
+    p50 = re.search(r"^\s+50%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+    rps = re.search(r"^Requests/sec:\s+([\d.]+)", text, re.M)
+    return (float(p50.group(1)) * UNIT[p50.group(2)] if p50 else None,
+            float(rps.group(1)) if rps else None)
+
+rows = {name: parse(name) for name in ["healthz", "filter-500", "prioritize-500",
+        "filter+prioritize", "filter-all", "preempt", "filter-nodes", "healthz-8", "admission-8"]}
+floor = rows["healthz"]
+print("\n| request | p50 | × healthz p50 |")
+print("|---|---|---|")
+if floor:
+    print(f"| healthz | {floor[0]:.3f} ms | 1 |")
+for name in ["filter-500", "prioritize-500", "filter-all", "preempt", "filter-nodes"]:
+    r = rows[name]
+    if r and floor:
+        print(f"| {name} | {r[0]:.3f} ms | {r[0] / floor[0]:.1f}× |")
+pair = rows["filter+prioritize"]
+if pair and floor:
+    per_pod = 2000.0 / pair[1]
+    print(f"| filter+prioritize, mean per pod | {per_pod:.3f} ms | {per_pod / floor[0]:.1f}× |")
+h8, a8 = rows["healthz-8"], rows["admission-8"]
+if h8 and a8:
+    print(f"\nthroughput, 8 connections: admission {a8[1]:.0f}/s, healthz {h8[1]:.0f}/s, "
+          f"ratio {a8[1] / h8[1]:.2f}×")
+PY

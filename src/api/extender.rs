@@ -6,6 +6,8 @@
 //! kube-scheduler reads; prioritize has no such field and answers a JSON
 //! error with a 4xx/5xx status.
 
+use std::convert::Infallible;
+
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -16,10 +18,11 @@ use axum::routing::post;
 use crate::cluster::Snapshot;
 use crate::config::SchedulingSettings;
 use crate::model::{Node, Pod};
-use crate::policy::Failure;
+use crate::parallel::map_parts;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::prioritize;
+use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState};
 
 use super::extender_types::{ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut};
@@ -73,13 +76,13 @@ pub fn filter<'a>(
     };
     let mut result = ExtenderFilterResult::default();
     if let Some(names) = args.node_names {
-        let mut feasible = Vec::with_capacity(names.len());
         let nodes = snapshot.nodes();
-        for name in names {
-            let verdict = match snapshot.node_idx(&name) {
-                Some(idx) => filters.check_at(NodeAt::indexed(&nodes[idx as usize].node, idx)),
-                None => Err(Failure::unresolvable(UNKNOWN_NODE)),
-            };
+        let verdicts = check_all(&names, |name| match snapshot.node_idx(name) {
+            Some(idx) => filters.check_at(NodeAt::indexed(&nodes[idx as usize].node, idx)),
+            None => Err(Failure::unresolvable(UNKNOWN_NODE)),
+        });
+        let mut feasible = Vec::with_capacity(names.len());
+        for (name, verdict) in names.into_iter().zip(verdicts) {
             match verdict {
                 Ok(()) => feasible.push(name),
                 Err(f) => result.record_failure(name, f),
@@ -87,9 +90,12 @@ pub fn filter<'a>(
         }
         result.node_names = Some(feasible);
     } else if let Some(list) = args.nodes {
+        let verdicts = check_all(&list.items, |(node, _)| {
+            filters.check_at(NodeAt::resolve(snapshot, node))
+        });
         let mut feasible = Vec::with_capacity(list.items.len());
-        for (node, raw) in list.items {
-            match filters.check_at(NodeAt::resolve(snapshot, &node)) {
+        for ((node, raw), verdict) in list.items.into_iter().zip(verdicts) {
+            match verdict {
                 Ok(()) => feasible.push(raw),
                 Err(f) => result.record_failure(node.name().to_string(), f),
             }
@@ -99,6 +105,22 @@ pub fn filter<'a>(
         return error("ExtenderArgs has neither Nodes nor NodeNames".into());
     }
     result
+}
+
+/// Below this many candidates one thread checks them all: splitting starts
+/// a thread, which a few hundred cheap checks do not repay.
+const PARALLEL_CHECK_MIN: usize = 2_000;
+
+/// `check` on every candidate, in order; large lists are split over the
+/// machine's cores (the prepared filter state is shared read-only).
+fn check_all<T: Sync>(candidates: &[T], check: impl Fn(&T) -> Verdict + Sync) -> Vec<Verdict> {
+    let parts = map_parts(candidates, PARALLEL_CHECK_MIN, |_, part| {
+        Ok::<_, Infallible>(part.iter().map(&check).collect::<Vec<_>>())
+    });
+    match parts {
+        Ok(parts) => parts.into_iter().flatten().collect(),
+        Err(never) => match never {},
+    }
 }
 
 /// The prioritize answer: a score 0..10 for every candidate, in request
@@ -286,6 +308,55 @@ mod tests {
         ))
         .unwrap();
         assert!(got["Error"].as_str().unwrap().contains("cannot decode"));
+    }
+
+    #[test]
+    fn a_list_split_over_the_cores_gets_the_one_thread_answer() {
+        let count = PARALLEL_CHECK_MIN + 501;
+        let node = |i: usize| -> Node {
+            serde_json::from_value(json!({"metadata": {"name": format!("n{i:05}"), "labels": {
+                "kubernetes.io/hostname": format!("n{i:05}"),
+                "topology.kubernetes.io/zone": format!("z{}", i % 3)}}}))
+            .unwrap()
+        };
+        let pod = |i: usize| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": format!("w{i}"), "namespace": "shop",
+                "labels": {"app": "web"}}, "spec": {"nodeName": format!("n{:05}", (i * 7) % count)}}))
+            .unwrap()
+        };
+        let s = Snapshot::build(ClusterObjects {
+            nodes: (0..count).map(node).collect(),
+            pods: (0..count / 3).map(pod).collect(),
+            ..Default::default()
+        });
+        let mut incoming = web_pod();
+        incoming["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}});
+        // Reversed order and unknown names mixed in: the answer keeps the
+        // request's order.
+        let mut names: Vec<String> = (0..count).rev().map(|i| format!("n{i:05}")).collect();
+        names.insert(count / 2, "ghost".into());
+        let got = run_filter(Some(&s), json!({"Pod": incoming, "NodeNames": names}));
+
+        let pod: Pod = serde_json::from_value(incoming).unwrap();
+        let filters = PodFilters::prepare(&s, &pod, &SchedulingSettings::default()).unwrap();
+        let mut want = ExtenderFilterResult::default();
+        let mut feasible = Vec::new();
+        for name in &names {
+            let verdict = match s.node_idx(name) {
+                Some(i) => filters.check_at(NodeAt::indexed(&s.nodes()[i as usize].node, i)),
+                None => Err(Failure::unresolvable(UNKNOWN_NODE)),
+            };
+            match verdict {
+                Ok(()) => feasible.push(name.clone()),
+                Err(f) => want.record_failure(name.clone(), f),
+            }
+        }
+        want.node_names = Some(feasible);
+        let want = serde_json::to_value(want).unwrap();
+        assert_eq!(got, want);
+        assert!(got["FailedNodes"].as_object().unwrap().len() > 100);
+        assert!(got["NodeNames"].as_array().unwrap().len() > 100);
     }
 
     #[test]

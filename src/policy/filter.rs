@@ -45,7 +45,7 @@ impl PodFilters {
     ) -> Result<Self, String> {
         Ok(Self {
             tolerations: pod.spec.tolerations.clone(),
-            node_affinity: node_affinity::prepare_filter(pod),
+            node_affinity: node_affinity::prepare_filter(pod).map(|f| f.for_view(snapshot)),
             spread: topology_spread::prepare_filter(
                 snapshot,
                 pod,
@@ -81,7 +81,7 @@ impl PodFilters {
             )));
         }
         if let Some(f) = &self.node_affinity {
-            f.filter(node)?;
+            f.filter_at(at)?;
         }
         fit()?;
         if let Some(f) = &self.spread {

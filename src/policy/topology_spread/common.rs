@@ -266,6 +266,10 @@ pub fn count_cluster(
         count_every_node(snapshot, pod, constraints, keys, register, counts);
         return;
     }
+    // Which nodes the pod's required node affinity admits, decided for all
+    // nodes at once (per label value) rather than per node and constraint.
+    let admitted = (required.is_set() && constraints.iter().any(|c| c.honor_node_affinity))
+        .then(|| required.matching_nodes(snapshot));
     // Per constraint and node: the domain its pods count in.
     let mut node_domains = vec![vec![NO_DOMAIN; nodes.len()]; constraints.len()];
     for (idx, info) in nodes.iter().enumerate() {
@@ -273,6 +277,7 @@ pub fn count_cluster(
         if !takes_part(at) {
             continue;
         }
+        let affinity_ok = admitted.as_ref().is_none_or(|a| a[idx]);
         for (c, constraint) in constraints.iter().enumerate() {
             // Upstream reads `node.Labels[key]`: a node without the key
             // counts in the "" domain when scoring registered it.
@@ -281,7 +286,10 @@ pub fn count_cluster(
                 Domain::Missing => keys[c].empty_value(),
                 d => d,
             };
-            if !constraint.includes_node(&info.node, tolerations, &required) {
+            if (constraint.honor_node_affinity && !affinity_ok)
+                || (constraint.honor_node_taints
+                    && untolerated_taint(&info.node.spec.taints, tolerations).is_some())
+            {
                 continue;
             }
             let table = &mut counts[c];
