@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::config::Config;
-use kube_arbiter_fuzz::DEMO;
+use kube_arbiter_fuzz::{DEFAULTS, DEMO};
 use libfuzzer_sys::fuzz_target;
 
 /// A pod the default spread constraints apply to (a ReplicaSet of the demo
@@ -24,6 +24,10 @@ fuzz_target!(|text: &str| {
     let Ok(config) = Config::parse(text) else {
         return;
     };
+    // The default settings are what every other target decides with.
+    if config.scheduling == DEFAULTS.scheduling && config.preemption == DEFAULTS.preemption {
+        return;
+    }
     let result = filter(Some(&DEMO), &config.scheduling, ARGS);
     assert_eq!(result.error, "", "a valid config fails filter");
     let scores = prioritize_body(&DEMO, &config.scheduling, ARGS)
