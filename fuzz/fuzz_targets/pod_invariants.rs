@@ -7,7 +7,9 @@
 //!   unresolvable, or an `Error` and nothing else;
 //! - prioritize: one score per candidate, in request order, each 0..10;
 //! - preempt: only asked-for nodes, each victim a pod bound to the node it
-//!   is listed under, listed once; one node at most with `answer: best`.
+//!   is listed under, listed once, of strictly lower priority, most
+//!   important first; PDB violations at most the victims; nothing for
+//!   `preemptionPolicy: Never`; one node at most with `answer: best`.
 #![no_main]
 
 use std::collections::{BTreeSet, HashSet};
@@ -447,23 +449,46 @@ fn check_preempt(pod: &Value, candidates: &[&str], meta_victims: bool, config: &
     if config.preemption.answer == PreemptionAnswer::Best {
         assert!(nodes.len() <= 1, "best answers one node: {answer}");
     }
+    let preemptor = pod["spec"]["priority"].as_i64().unwrap_or(0);
+    if pod["spec"]["preemptionPolicy"] == "Never" {
+        assert!(
+            nodes.is_empty(),
+            "preemptionPolicy Never preempts nothing: {answer}"
+        );
+    }
     for (node, victims) in nodes {
         assert!(
             candidates.contains(&node.as_str()),
             "{node} was not asked about: {answer}"
         );
+        let victims = victims["Pods"].as_array().expect("Pods is a list");
+        let violations = answer["NodeNameToMetaVictims"][node]["NumPDBViolations"]
+            .as_u64()
+            .expect("NumPDBViolations is a count");
+        assert!(violations as usize <= victims.len(), "{answer}");
         let mut uids = BTreeSet::new();
-        for v in victims["Pods"].as_array().expect("Pods is a list") {
+        let mut last = i64::MAX;
+        for v in victims {
             let uid = v["UID"].as_str().expect("a victim has a UID");
             assert!(uids.insert(uid), "victim {uid} listed twice: {answer}");
-            let on = CLUSTER
-                .pod_by_uid(uid)
-                .map(|r| r.pod.spec.node_name.as_str());
+            let victim = CLUSTER.pod_by_uid(uid).map(|r| &r.pod);
             assert_eq!(
-                on,
+                victim.map(|p| p.spec.node_name.as_str()),
                 Some(node.as_str()),
                 "victim {uid} is not a pod of {node}: {answer}"
             );
+            // Only strictly lower priorities, most important first (all
+            // pods of the cluster started at the same time).
+            let priority = i64::from(victim.map_or(0, |p| p.priority()));
+            assert!(
+                priority < preemptor,
+                "victim {uid} is not of lower priority: {answer}"
+            );
+            assert!(
+                priority <= last,
+                "victims are not most important first: {answer}"
+            );
+            last = priority;
         }
     }
 }
