@@ -583,3 +583,27 @@ fn priority_class_reviews() {
         }
     }
 }
+
+/// Found by fuzzing: kube-apiserver's reviews are read the way Go reads
+/// JSON, which skips what it does not decode without converting it. A
+/// number out of range or bytes that are not UTF-8 in a part the webhook
+/// skips must not make the review unreadable; where the webhook reads, they
+/// are a clear 400.
+#[test]
+fn parts_the_webhook_skips_are_not_judged() {
+    let object = pod(json!({"priorityClassName": "high-priority"}));
+    let body = pod_review("CREATE", object.clone());
+    let mut odd = br#"{"note": [1e99999, ""#.to_vec();
+    odd.push(0xff);
+    odd.extend_from_slice(br#""], "#);
+    odd.extend_from_slice(&body[1..]);
+    let answer = response(&review_pod(&ready_state(), &odd).unwrap());
+    assert_eq!(answer["allowed"], true);
+    assert_eq!(patched(&object, &answer)["spec"]["priority"], 1_000_000);
+
+    let text = String::from_utf8(body).unwrap();
+    let read = text.replacen(r#""uid":"#, r#""uid":1e99999,"x":"#, 1);
+    let err = review_pod(&ready_state(), read.as_bytes()).unwrap_err();
+    assert_eq!(err.status, StatusCode::BAD_REQUEST);
+    assert!(err.message.contains("malformed"), "{}", err.message);
+}

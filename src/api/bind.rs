@@ -54,7 +54,8 @@ impl<'de> Deserialize<'de> for ExtenderBindingArgs {
 }
 
 impl ExtenderBindingArgs {
-    fn request(self) -> Result<BindRequest, String> {
+    /// The binding to make, or which of the fields it needs are missing.
+    pub fn request(self) -> Result<BindRequest, String> {
         let missing: Vec<&str> = [
             ("PodName", &self.pod_name),
             ("PodNamespace", &self.pod_namespace),

@@ -88,7 +88,7 @@ async fn handle(State(state): State<AppState>, ApiJson(req): ApiJson<ScaleInBody
 }
 
 /// The pods to delete for `req`, from the request or from `snapshot`.
-fn answer(
+pub fn answer(
     snapshot: &Snapshot,
     config: &Config,
     req: &ScaleInBody,

@@ -1,0 +1,25 @@
+//! ExtenderArgs bodies, NodeNames and Nodes modes, through the filter and
+//! prioritize handlers' own functions on the demo cluster.
+#![no_main]
+
+use kube_arbiter::api::extender::{filter, prioritize_body};
+use kube_arbiter_fuzz::{DEFAULTS, DEMO, assert_json};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|body: &[u8]| {
+    let settings = &DEFAULTS.scheduling;
+    let result = filter(Some(&DEMO), settings, body);
+    // The handler answers an encoding failure as a 500; an answer that
+    // encodes must be JSON.
+    if let Ok(bytes) = serde_json::to_vec(&result) {
+        assert_json(&bytes);
+    }
+    if let Ok(scores) = prioritize_body(&DEMO, settings, body) {
+        for host in &scores {
+            assert!(
+                (0..=10).contains(&host.score),
+                "score out of 0..10: {host:?}"
+            );
+        }
+    }
+});

@@ -1,0 +1,31 @@
+//! ExtenderPreemptionArgs bodies (NodeNameToVictims with full pods,
+//! NodeNameToMetaVictims with UIDs) through the preempt handler's own
+//! function on the demo cluster; the answer must be JSON whose victims live
+//! on the node they are listed under.
+#![no_main]
+
+use jiff::Timestamp;
+use kube_arbiter::api::preempt::answer;
+use kube_arbiter_fuzz::{DEFAULTS, DEMO, assert_json};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|body: &[u8]| {
+    let now = Timestamp::from_second(1_800_000_000).expect("a fixed valid instant");
+    let Ok(result) = answer(&DEMO, &DEFAULTS, body, now) else {
+        return;
+    };
+    let json = assert_json(&result.to_json());
+    let nodes = json["NodeNameToMetaVictims"]
+        .as_object()
+        .expect("the answer is a map of nodes");
+    for (node, victims) in nodes {
+        for victim in victims["Pods"].as_array().expect("Pods is a list") {
+            let uid = victim["UID"].as_str().expect("a victim has a UID");
+            let pod = DEMO.pod_by_uid(uid).expect("a victim is a pod of the view");
+            assert_eq!(
+                &pod.pod.spec.node_name, node,
+                "victim {uid} is on another node"
+            );
+        }
+    }
+});
