@@ -251,3 +251,205 @@ async fn burst_report() {
         }
     }
 }
+
+/// Generous for a loaded 2-core machine: a burst's bindings complete in
+/// 1–50 ms, so a wait this long only ends early, never by timing out.
+const PATIENT: &str = "live:\n  inFlightWaitMillis: 20000\n";
+
+async fn scrape(bench: &Bench, name: &str) -> f64 {
+    let text = bench
+        .client
+        .get(bench.server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    common::metric(&text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}
+
+fn assert_clean(rows: &[Row], replicas: usize) {
+    for row in rows {
+        for (i, o) in row.outcomes.iter().enumerate() {
+            let what = format!("{} run {i}", row.case.label());
+            assert!(o.stranded.is_empty(), "{what}: stranded {:?}", o.stranded);
+            assert!(o.violations.is_empty(), "{what}: {:?}", o.violations);
+            assert_eq!(o.truly_unschedulable, 0, "{what}");
+            assert_eq!(o.placed, replicas, "{what}");
+        }
+    }
+}
+
+/// The CI-sized bar: 30 replicas, both rule sets, bind verb and Binding,
+/// the driver's own enforcement on and off, twice each (one random and one
+/// first-best tie-break).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
+    let bench = Bench::start(topology_for(30), PATIENT).await;
+    let rows = run_matrix(&bench, &Case::all(30), 2, 7).await;
+    assert_clean(&rows, 30);
+    assert!(scrape(&bench, "kube_arbiter_in_flight_waits_total").await > 0.0);
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+}
+
+/// The full bar: bursts of 30 and 300, every combination, 20 times each,
+/// with kube-arbiter's default settings. Minutes in release mode:
+/// `cargo test --release --test burst -- --ignored --nocapture full_bar`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "minutes long: run by hand in release mode"]
+async fn full_bar() {
+    let reps = env_or("BURST_REPS", 20);
+    for replicas in [30, 300] {
+        let bench = Bench::start(topology_for(replicas), "").await;
+        let rows = run_matrix(&bench, &Case::all(replicas), reps, replicas as u64).await;
+        println!(
+            "wait timeouts: {}",
+            scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
+        );
+        assert_clean(&rows, replicas);
+    }
+}
+
+/// A pod of `namespace` labelled `app`, spread over zones against pods
+/// labelled `counts`, and anti-affine to them per host.
+fn lone_pod(namespace: &str, name: &str, app: &str, counts: &str) -> serde_json::Value {
+    let selector = serde_json::json!({"matchLabels": {"app": counts}});
+    serde_json::json!({"metadata": {"name": name, "namespace": namespace,
+        "uid": format!("uid-{namespace}-{name}"), "labels": {"app": app}},
+        "spec": {"containers": [{"name": "c"}],
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": burst_driver::ZONE,
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": selector, "topologyKey": burst_driver::HOST}]}}}})
+}
+
+impl Bench {
+    async fn filter(&self, pod: &serde_json::Value) -> serde_json::Value {
+        let body = serde_json::json!({"Pod": pod, "NodeNames": self.topology.node_names()});
+        let r = self
+            .client
+            .post(self.server.url("/scheduler/filter"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let answer: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(answer["Error"], "", "{answer}");
+        answer
+    }
+}
+
+const SMALL: Topology = Topology {
+    zones: 3,
+    nodes_per_zone: 2,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_pod_that_could_count_an_unbound_one_waits_for_it() {
+    let bench = Bench::start(SMALL, "live:\n  inFlightWaitMillis: 300\n").await;
+    let waits = "kube_arbiter_in_flight_waits_total";
+    let timeouts = "kube_arbiter_in_flight_wait_timeouts_total";
+    // Answered with feasible nodes, never bound: in flight.
+    bench.filter(&lone_pod("shop", "a", "web", "web")).await;
+    assert_eq!(scrape(&bench, "kube_arbiter_in_flight_pods").await, 1.0);
+    // Another namespace, or a selector that does not match a: no wait.
+    bench.filter(&lone_pod("blog", "u", "web", "web")).await;
+    bench.filter(&lone_pod("shop", "v", "db", "db")).await;
+    assert_eq!(scrape(&bench, waits).await, 0.0);
+    // Its own rules count a: waits, gives up, and names a.
+    bench.filter(&lone_pod("shop", "b", "batch", "web")).await;
+    assert_eq!(scrape(&bench, waits).await, 1.0);
+    assert_eq!(scrape(&bench, timeouts).await, 1.0);
+    eventually("the timeout warning", || async {
+        bench.server.log().contains("shop/a").then_some(())
+    })
+    .await;
+    // a was given up on: the next pod counting it does not wait again.
+    bench.filter(&lone_pod("shop", "c", "other", "web")).await;
+    assert_eq!(scrape(&bench, waits).await, 1.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_decision_counts_the_pod_once_the_watch_reports_it_bound() {
+    let bench = Bench::start(SMALL, PATIENT).await;
+    let a = lone_pod("shop", "a", "web", "web");
+    bench.api.apply("Pod", a.clone());
+    bench.filter(&a).await;
+    let b = lone_pod("shop", "b", "web", "web");
+    let waiting = {
+        let client = bench.client.clone();
+        let url = bench.server.url("/scheduler/filter");
+        let body = serde_json::json!({"Pod": b, "NodeNames": SMALL.node_names()});
+        tokio::spawn(async move {
+            let r = client.post(url).json(&body).send().await.unwrap();
+            r.json::<serde_json::Value>().await.unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // kube-scheduler's own Binding (no bind verb): only the watch tells.
+    let binding = serde_json::json!({"apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": "a", "namespace": "shop"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "z1-n001"}});
+    let url = format!(
+        "http://{}/api/v1/namespaces/shop/pods/a/binding",
+        bench.api.addr
+    );
+    let r = reqwest::Client::new()
+        .post(url)
+        .json(&binding)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    let answer = waiting.await.unwrap();
+    let feasible: Vec<String> = serde_json::from_value(answer["NodeNames"].clone()).unwrap();
+    assert!(
+        feasible.iter().all(|n| !n.starts_with("z1-")),
+        "zone z1 holds a now: {answer}"
+    );
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
+    let bench = Bench::start(SMALL, PATIENT).await;
+    let a = lone_pod("shop", "a", "web", "web");
+    bench.api.apply("Pod", a.clone());
+    eventually("the view to hold a", || async {
+        let text = bench
+            .client
+            .get(bench.server.url("/metrics"))
+            .send()
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
+        text.contains("kube_arbiter_view_objects{kind=\"Pod\"} 1")
+            .then_some(())
+    })
+    .await;
+    bench.filter(&a).await;
+    let b = lone_pod("shop", "b", "web", "web");
+    let waiting = {
+        let client = bench.client.clone();
+        let url = bench.server.url("/scheduler/filter");
+        let body = serde_json::json!({"Pod": b, "NodeNames": SMALL.node_names()});
+        tokio::spawn(async move { client.post(url).json(&body).send().await.unwrap() })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    bench.api.delete("Pod", "shop", "a");
+    assert_eq!(waiting.await.unwrap().status(), 200);
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+}

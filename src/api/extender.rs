@@ -23,7 +23,7 @@ use crate::policy::prioritize::prioritize;
 use crate::server::{ApiError, AppState};
 
 use super::extender_types::{ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut};
-use super::{json_response, on_snapshot, run_blocking};
+use super::{in_flight, json_response, on_snapshot, run_blocking};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -34,15 +34,31 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
+    let incoming = in_flight::settle(&state, &body).await;
     let snapshot = state.view.current();
     let config = state.config.clone();
-    run_blocking(move || json_response(&filter(snapshot.as_deref(), &config.scheduling, &body)))
-        .await
+    run_blocking(move || {
+        let answer = filter(snapshot.as_deref(), &config.scheduling, &body);
+        if let (Some(incoming), Some(s)) = (incoming, &snapshot)
+            && answer.has_feasible_node()
+        {
+            incoming.record(s);
+        }
+        json_response(&answer)
+    })
+    .await
 }
 
 async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
+    let incoming = in_flight::settle(&state, &body).await;
     on_snapshot(&state, move |snapshot, config| {
-        prioritize_body(snapshot, &config.scheduling, &body).map(|list| json_response(&list))
+        let list = prioritize_body(snapshot, &config.scheduling, &body)?;
+        if let Some(incoming) = incoming
+            && !list.is_empty()
+        {
+            incoming.record(snapshot);
+        }
+        Ok(json_response(&list))
     })
     .await
 }

@@ -8,6 +8,7 @@ mod any_case;
 pub mod bind;
 pub mod extender;
 pub mod extender_types;
+mod in_flight;
 pub mod preempt;
 pub mod scale_in;
 
