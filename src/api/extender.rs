@@ -93,7 +93,11 @@ pub fn filter<'a>(
         let nodes = snapshot.nodes();
         for name in names {
             let verdict = match snapshot.node_idx(&name) {
-                Some(idx) => filters.check_at(NodeAt::indexed(&nodes[idx as usize].node, idx)),
+                Some(idx) => filters.check_with_nominated(
+                    snapshot,
+                    pod,
+                    NodeAt::indexed(&nodes[idx as usize].node, idx),
+                ),
                 None => Err(Failure::unresolvable(UNKNOWN_NODE)),
             };
             match verdict {
@@ -105,7 +109,7 @@ pub fn filter<'a>(
     } else if let Some(list) = args.nodes {
         let mut feasible = Vec::with_capacity(list.items.len());
         for (node, raw) in list.items {
-            match filters.check_at(NodeAt::resolve(snapshot, &node)) {
+            match filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, &node)) {
                 Ok(()) => feasible.push(raw),
                 Err(f) => result.record_failure(node.name().to_string(), f),
             }
@@ -302,6 +306,52 @@ mod tests {
         ))
         .unwrap();
         assert!(got["Error"].as_str().unwrap().contains("cannot decode"));
+    }
+
+    #[test]
+    fn pods_nominated_to_a_node_count_there_when_at_least_as_important() {
+        let incoming = json!({"metadata": {"name": "x", "namespace": "shop", "uid": "uid-x"},
+            "spec": {"priority": 100, "affinity": {"podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [{
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                    "topologyKey": "kubernetes.io/hostname"}]}}}});
+        let nominated = |uid: &str, priority: i32| -> Pod {
+            serde_json::from_value(json!({
+                "metadata": {"name": "pre", "namespace": "shop", "uid": uid, "labels": {"app": "db"}},
+                "spec": {"priority": priority}, "status": {"nominatedNodeName": "n3"}}))
+            .unwrap()
+        };
+        let cases = [
+            (
+                "an equal-priority nominated pod counts on its node",
+                nominated("uid-pre", 100),
+                false,
+            ),
+            (
+                "a lower-priority nominated pod does not",
+                nominated("uid-pre", 50),
+                true,
+            ),
+            (
+                "the incoming pod itself does not",
+                nominated("uid-x", 100),
+                true,
+            ),
+        ];
+        for (rule, pod, n3_feasible) in cases {
+            let s = snapshot()
+                .with_pod_changes(&[crate::cluster::PodChange::upsert(std::sync::Arc::new(pod))]);
+            let got = run_filter(
+                Some(&s),
+                json!({"Pod": incoming, "NodeNames": ["n1", "n3"]}),
+            );
+            let feasible = got["NodeNames"].as_array().unwrap().contains(&json!("n3"));
+            assert_eq!(feasible, n3_feasible, "{rule}: {got}");
+            assert!(
+                got["NodeNames"].as_array().unwrap().contains(&json!("n1")),
+                "{rule}"
+            );
+        }
     }
 
     #[test]
