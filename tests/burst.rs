@@ -453,3 +453,122 @@ async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
         0.0
     );
 }
+
+/// Filter round trips for a pod no burst pod can count (another
+/// namespace, its own selector), one after another until `stop`.
+async fn probe_unrelated(
+    client: reqwest::Client,
+    url: String,
+    nodes: Vec<String>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<Duration> {
+    let pod = lone_pod("elsewhere", "probe", "probe", "probe");
+    let body = serde_json::json!({"Pod": pod, "NodeNames": nodes});
+    let mut took = Vec::new();
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let asked = std::time::Instant::now();
+        let r = client.post(&url).json(&body).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+        took.push(asked.elapsed());
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    took
+}
+
+fn quantiles(mut d: Vec<Duration>) -> String {
+    d.sort();
+    let q = |p: f64| {
+        d.get(((d.len().max(1) - 1) as f64 * p) as usize)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    format!(
+        "n {:>4} p50 {:>6.2} ms p99 {:>6.2} ms",
+        d.len(),
+        q(0.5),
+        q(0.99)
+    )
+}
+
+/// The cost, measured in one run: pods/s of the driver alone, with
+/// kube-arbiter waiting for in-flight pods (default settings) and with the
+/// wait off; and the filter latency of an unrelated pod, idle and during
+/// the burst. `cargo test --release --test burst -- --ignored --nocapture cost_report`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a report: run by hand with --nocapture"]
+async fn cost_report() {
+    let reps = env_or("BURST_REPS", 5);
+    for replicas in [30, 300] {
+        let topology = topology_for(replicas);
+        let waiting = Bench::start(topology, "").await;
+        let off = Bench::start(topology, "live:\n  inFlightWaitMillis: 0\n").await;
+        let mut pps: [Vec<f64>; 3] = Default::default();
+        for rep in 0..reps {
+            for (k, (bench, extender)) in [(&waiting, false), (&waiting, true), (&off, true)]
+                .into_iter()
+                .enumerate()
+            {
+                let burst = Burst {
+                    namespace: format!("cost-{replicas}-{rep}-{k}"),
+                    replicas,
+                    rules: Rules::SpreadAndAntiAffinity,
+                    binding: Binding::Verb,
+                    enforce: true,
+                    extender,
+                    tie_break: TieBreak::Random,
+                    seed: rep as u64,
+                    bind_delay_ms: (1, 50),
+                };
+                pps[k].push(bench.driver().run(&burst).await.pods_per_second());
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        println!(
+            "{replicas:>3} replicas, spread+anti, bind verb, driver enforcing: driver alone {:.1} pods/s, \
+             with kube-arbiter (wait on) {:.1} pods/s, with the wait off {:.1} pods/s",
+            mean(&pps[0]),
+            mean(&pps[1]),
+            mean(&pps[2]),
+        );
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let url = waiting.server.url("/scheduler/filter");
+        let idle = {
+            let probe = tokio::spawn(probe_unrelated(
+                waiting.client.clone(),
+                url.clone(),
+                topology.node_names(),
+                stop.clone(),
+            ));
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            probe.await.unwrap()
+        };
+        stop.store(false, std::sync::atomic::Ordering::Relaxed);
+        let probe = tokio::spawn(probe_unrelated(
+            waiting.client.clone(),
+            url,
+            topology.node_names(),
+            stop.clone(),
+        ));
+        let burst = Burst {
+            namespace: format!("cost-{replicas}-probe"),
+            replicas,
+            rules: Rules::SpreadAndAntiAffinity,
+            binding: Binding::ApiServer,
+            enforce: false,
+            extender: true,
+            tie_break: TieBreak::Random,
+            seed: 99,
+            bind_delay_ms: (1, 50),
+        };
+        let outcome = waiting.driver().run(&burst).await;
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let during = probe.await.unwrap();
+        println!(
+            "{replicas:>3} replicas: unrelated pod filter idle: {}; during a burst ({:.1} pods/s): {}",
+            quantiles(idle),
+            outcome.pods_per_second(),
+            quantiles(during)
+        );
+    }
+}
