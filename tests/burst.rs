@@ -297,14 +297,16 @@ async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
 }
 
 /// The full bar: bursts of 30 and 300, every combination, 20 times each,
-/// with kube-arbiter's default settings. Minutes in release mode:
+/// with kube-arbiter's default settings or `BURST_CONFIG` (YAML). Half an
+/// hour in release mode on two cores:
 /// `cargo test --release --test burst -- --ignored --nocapture full_bar`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "minutes long: run by hand in release mode"]
 async fn full_bar() {
     let reps = env_or("BURST_REPS", 20);
+    let config = std::env::var("BURST_CONFIG").unwrap_or_default();
     for replicas in [30, 300] {
-        let bench = Bench::start(topology_for(replicas), "").await;
+        let bench = Bench::start(topology_for(replicas), &config).await;
         let rows = run_matrix(&bench, &Case::all(replicas), reps, replicas as u64).await;
         println!(
             "wait timeouts: {}",
