@@ -93,6 +93,55 @@ SCHEDULER_TOP_LEVEL = {
     "extenders",
     "delayCacheUntilActive",
 }
+# kube-scheduler's extension points (v1 Plugins) and in-tree plugin names
+# (pkg/scheduler/framework/plugins/names, current and still-accepted older
+# ones). A misspelt name makes kube-scheduler refuse to start.
+EXTENSION_POINTS = {
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+    "postBind",
+    "multiPoint",
+}
+IN_TREE_PLUGINS = {
+    "PrioritySort",
+    "DefaultBinder",
+    "DefaultPreemption",
+    "DynamicResources",
+    "ImageLocality",
+    "InterPodAffinity",
+    "NodeAffinity",
+    "NodeName",
+    "NodePorts",
+    "NodeResourcesBalancedAllocation",
+    "NodeResourcesFit",
+    "NodeUnschedulable",
+    "NodeVolumeLimits",
+    "PodTopologySpread",
+    "SchedulingGates",
+    "TaintToleration",
+    "VolumeBinding",
+    "VolumeRestrictions",
+    "VolumeZone",
+    "AzureDiskLimits",
+    "CinderLimits",
+    "EBSLimits",
+    "GCEPDLimits",
+}
+PROFILE_FIELDS = {
+    "schedulerName": str,
+    "percentageOfNodesToScore": int,
+    "plugins": dict,
+    "pluginConfig": list,
+}
 DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
 
 
@@ -117,6 +166,36 @@ SCHEDULER_API_VERSIONS = (
 )
 
 
+def check_plugins(plugins, path, errors):
+    """profiles[].plugins: known extension points, each an enabled and/or
+    disabled list of {name, weight} naming in-tree plugins ("*" disables
+    all of a point)."""
+    for point, sets in plugins.items():
+        where = f"{path}.{point}"
+        if point not in EXTENSION_POINTS:
+            errors.append(f"{where}: unknown extension point")
+            continue
+        if not isinstance(sets, dict):
+            errors.append(f"{where}: must be a mapping with enabled/disabled")
+            continue
+        for kind, entries in sets.items():
+            if kind not in ("enabled", "disabled"):
+                errors.append(f"{where}.{kind}: unknown field")
+                continue
+            if not isinstance(entries, list):
+                errors.append(f"{where}.{kind}: must be a list")
+                continue
+            for i, entry in enumerate(entries):
+                at = f"{where}.{kind}[{i}]"
+                _check_fields(entry, {"name": str, "weight": int}, at, errors)
+                name = entry.get("name") if isinstance(entry, dict) else None
+                allowed = IN_TREE_PLUGINS | ({"*"} if kind == "disabled" else set())
+                if name not in allowed:
+                    errors.append(f"{at}.name: {name!r} is not an in-tree plugin")
+                if "weight" in entry and point not in ("score", "multiPoint"):
+                    errors.append(f"{at}.weight: only score plugins have a weight")
+
+
 def check_scheduler_config(doc):
     """The checks kube-scheduler makes on load, for the parts we ship."""
     errors = []
@@ -131,6 +210,12 @@ def check_scheduler_config(doc):
         for p in profiles
     ):
         errors.append("profiles: must be a list of mappings with a schedulerName")
+    else:
+        for i, profile in enumerate(profiles):
+            path = f"profiles[{i}]"
+            _check_fields(profile, PROFILE_FIELDS, path, errors)
+            if isinstance(profile.get("plugins"), dict):
+                check_plugins(profile["plugins"], f"{path}.plugins", errors)
     extenders = doc.get("extenders")
     if not isinstance(extenders, list) or not extenders:
         errors.append("extenders: must be a non-empty list")

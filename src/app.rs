@@ -12,7 +12,7 @@ use crate::certs::{self, CertsRequest};
 use crate::cli::{CertsArgs, Cli, Command, ExplainArgs, LogFormat, ServeArgs};
 use crate::cluster::file::{self, FileSource};
 use crate::cluster::live::{self, LiveSource};
-use crate::cluster::{Binder, ClusterView, assume};
+use crate::cluster::{Binder, ClusterView, InFlight, assume};
 use crate::config::{Config, LiveSettings};
 use crate::explain::{self, ExplainError, Target};
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
@@ -128,7 +128,10 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
                 return Ok(());
             }
         };
-        let state = AppState::new(view, config).with_binder(source.binder());
+        let in_flight = source.in_flight(&config.live);
+        let state = AppState::new(view, config)
+            .with_binder(source.binder())
+            .with_in_flight(in_flight);
         let options = ServeOptions {
             listen: args.listen,
             metrics_listen: args.metrics_listen,
@@ -177,6 +180,15 @@ impl ClusterSource {
         match self {
             Self::File { .. } => Binder::ViewOnly,
             Self::Live(live) => live.binder(),
+        }
+    }
+
+    /// The in-flight ledger: only the live source's watch tells when a pod
+    /// kube-scheduler placed is bound, so a file source waits for nothing.
+    fn in_flight(&self, settings: &LiveSettings) -> InFlight {
+        match self {
+            Self::File { .. } => InFlight::default(),
+            Self::Live(_) => InFlight::new(settings.in_flight_wait(), settings.assume_ttl()),
         }
     }
 }

@@ -56,6 +56,10 @@ pub struct LiveSettings {
     pub stale_after_seconds: u64,
     /// Watch events are batched and a new view published at most this often.
     pub publish_interval_millis: u64,
+    /// The most a filter/prioritize waits for pods it could count that
+    /// kube-scheduler placed but has not bound yet (docs/burst-safety.md);
+    /// 0 never waits.
+    pub in_flight_wait_millis: u64,
 }
 
 impl Default for LiveSettings {
@@ -64,6 +68,7 @@ impl Default for LiveSettings {
             assume_ttl_seconds: 30,
             stale_after_seconds: 60,
             publish_interval_millis: 5,
+            in_flight_wait_millis: 250,
         }
     }
 }
@@ -79,6 +84,10 @@ impl LiveSettings {
 
     pub fn publish_interval(&self) -> Duration {
         Duration::from_millis(self.publish_interval_millis)
+    }
+
+    pub fn in_flight_wait(&self) -> Duration {
+        Duration::from_millis(self.in_flight_wait_millis)
     }
 }
 
@@ -153,6 +162,9 @@ mod tests {
         assert_eq!(c.live.assume_ttl(), Duration::from_secs(10));
         assert_eq!(c.live.publish_interval(), Duration::from_millis(2));
         assert_eq!(c.live.stale_after_seconds, 60);
+        assert_eq!(c.live.in_flight_wait(), Duration::from_millis(250));
+        let c = Config::parse("live:\n  inFlightWaitMillis: 0\n").unwrap();
+        assert!(c.live.in_flight_wait().is_zero());
         assert!(Config::parse("live:\n  ttl: 1\n").is_err());
     }
 }

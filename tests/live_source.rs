@@ -39,6 +39,7 @@ fn settings() -> LiveSettings {
         assume_ttl_seconds: 30,
         stale_after_seconds: 1,
         publish_interval_millis: 2,
+        ..LiveSettings::default()
     }
 }
 

@@ -200,3 +200,29 @@ fn the_offline_validator_checks_cert_manager_kinds_and_both_scheduler_versions()
         assert!(line.contains(message), "{name}: {line}");
     }
 }
+
+#[test]
+fn the_enforcer_profile_leaves_affinity_and_spread_to_kube_arbiter_alone() {
+    let config = manifest("scheduler-config-enforcer.yaml");
+    let plugins = &config["profiles"][0]["plugins"];
+    for point in ["preFilter", "filter"] {
+        let disabled: Vec<&str> = plugins[point]["disabled"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {point}.disabled"))
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            disabled,
+            ["NodeAffinity", "InterPodAffinity", "PodTopologySpread"],
+            "{point}"
+        );
+    }
+    let extender = &config["extenders"][0];
+    assert_eq!(extender["filterVerb"], "filter");
+    // kube-arbiter must bind (it learns placements at once) and must not
+    // be skipped: nobody else enforces these rules.
+    assert_eq!(extender["bindVerb"], "bind");
+    assert_eq!(extender["ignorable"], false);
+    assert_eq!(extender["nodeCacheCapable"], true);
+}

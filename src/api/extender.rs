@@ -26,7 +26,7 @@ use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState};
 
 use super::extender_types::{ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut};
-use super::{json_response, on_snapshot, run_blocking};
+use super::{in_flight, json_response, on_snapshot, run_blocking};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -37,15 +37,31 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
+    let incoming = in_flight::settle(&state, &body).await;
     let snapshot = state.view.current();
     let config = state.config.clone();
-    run_blocking(move || json_response(&filter(snapshot.as_deref(), &config.scheduling, &body)))
-        .await
+    run_blocking(move || {
+        let answer = filter(snapshot.as_deref(), &config.scheduling, &body);
+        if let (Some(incoming), Some(s)) = (incoming, &snapshot)
+            && answer.has_feasible_node()
+        {
+            incoming.record(s);
+        }
+        json_response(&answer)
+    })
+    .await
 }
 
 async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
+    let incoming = in_flight::settle(&state, &body).await;
     on_snapshot(&state, move |snapshot, config| {
-        prioritize_body(snapshot, &config.scheduling, &body).map(|list| json_response(&list))
+        let list = prioritize_body(snapshot, &config.scheduling, &body)?;
+        if let Some(incoming) = incoming
+            && !list.is_empty()
+        {
+            incoming.record(snapshot);
+        }
+        Ok(json_response(&list))
     })
     .await
 }
@@ -78,7 +94,11 @@ pub fn filter<'a>(
     if let Some(names) = args.node_names {
         let nodes = snapshot.nodes();
         let verdicts = check_all(&names, |name| match snapshot.node_idx(name) {
-            Some(idx) => filters.check_at(NodeAt::indexed(&nodes[idx as usize].node, idx)),
+            Some(idx) => filters.check_with_nominated(
+                snapshot,
+                pod,
+                NodeAt::indexed(&nodes[idx as usize].node, idx),
+            ),
             None => Err(Failure::unresolvable(UNKNOWN_NODE)),
         });
         let mut feasible = Vec::with_capacity(names.len());
@@ -91,7 +111,7 @@ pub fn filter<'a>(
         result.node_names = Some(feasible);
     } else if let Some(list) = args.nodes {
         let verdicts = check_all(&list.items, |(node, _)| {
-            filters.check_at(NodeAt::resolve(snapshot, node))
+            filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, node))
         });
         let mut feasible = Vec::with_capacity(list.items.len());
         for ((node, raw), verdict) in list.items.into_iter().zip(verdicts) {
@@ -357,6 +377,52 @@ mod tests {
         assert_eq!(got, want);
         assert!(got["FailedNodes"].as_object().unwrap().len() > 100);
         assert!(got["NodeNames"].as_array().unwrap().len() > 100);
+    }
+
+    #[test]
+    fn pods_nominated_to_a_node_count_there_when_at_least_as_important() {
+        let incoming = json!({"metadata": {"name": "x", "namespace": "shop", "uid": "uid-x"},
+            "spec": {"priority": 100, "affinity": {"podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [{
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                    "topologyKey": "kubernetes.io/hostname"}]}}}});
+        let nominated = |uid: &str, priority: i32| -> Pod {
+            serde_json::from_value(json!({
+                "metadata": {"name": "pre", "namespace": "shop", "uid": uid, "labels": {"app": "db"}},
+                "spec": {"priority": priority}, "status": {"nominatedNodeName": "n3"}}))
+            .unwrap()
+        };
+        let cases = [
+            (
+                "an equal-priority nominated pod counts on its node",
+                nominated("uid-pre", 100),
+                false,
+            ),
+            (
+                "a lower-priority nominated pod does not",
+                nominated("uid-pre", 50),
+                true,
+            ),
+            (
+                "the incoming pod itself does not",
+                nominated("uid-x", 100),
+                true,
+            ),
+        ];
+        for (rule, pod, n3_feasible) in cases {
+            let s = snapshot()
+                .with_pod_changes(&[crate::cluster::PodChange::upsert(std::sync::Arc::new(pod))]);
+            let got = run_filter(
+                Some(&s),
+                json!({"Pod": incoming, "NodeNames": ["n1", "n3"]}),
+            );
+            let feasible = got["NodeNames"].as_array().unwrap().contains(&json!("n3"));
+            assert_eq!(feasible, n3_feasible, "{rule}: {got}");
+            assert!(
+                got["NodeNames"].as_array().unwrap().contains(&json!("n1")),
+                "{rule}"
+            );
+        }
     }
 
     #[test]

@@ -156,6 +156,12 @@ pub struct ExtenderFilterResult<'a> {
 }
 
 impl ExtenderFilterResult<'_> {
+    /// At least one candidate passed (by name or as a Node).
+    pub fn has_feasible_node(&self) -> bool {
+        self.node_names.as_ref().is_some_and(|n| !n.is_empty())
+            || self.nodes.as_ref().is_some_and(|n| !n.items.is_empty())
+    }
+
     /// `node` failed: Unschedulable goes to FailedNodes (preemption may
     /// help), the rest to FailedAndUnresolvableNodes.
     pub fn record_failure(&mut self, node: String, failure: Failure) {

@@ -9,6 +9,7 @@ pub mod bind;
 pub mod explain;
 pub mod extender;
 pub mod extender_types;
+mod in_flight;
 pub mod preempt;
 pub mod preempt_named;
 pub mod scale_in;

@@ -83,6 +83,13 @@ impl Assumptions {
         );
     }
 
+    /// Forget the assumption for this pod; whether there was one.
+    pub(super) fn remove(&mut self, namespace: &str, name: &str) -> bool {
+        self.pods
+            .remove(&(namespace.to_string(), name.to_string()))
+            .is_some()
+    }
+
     /// Drop assumptions `base` confirms (bound), no longer has, or that
     /// expired; the changes that put the rest into `base`.
     pub(super) fn reconcile(&mut self, base: &Snapshot, now: Instant) -> Vec<PodChange> {

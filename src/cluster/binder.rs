@@ -1,7 +1,8 @@
 //! Binding a pod to a node: through the API server's `pods/binding`
 //! subresource when the view is live, into the view alone when it comes
-//! from a file. Either way a successful binding is assumed in the view at
-//! once (see [`super::assume`]), so the next decision counts the pod.
+//! from a file. Either way the binding is assumed in the view as soon as
+//! it is asked for (see [`super::assume`]), so the next decision counts the
+//! pod; a binding the API server refuses is taken back.
 
 use std::time::Duration;
 
@@ -37,8 +38,9 @@ impl BindRequest {
 }
 
 impl Binder {
-    /// Bind `req`, then assume it in `view` for `ttl`. The error is the
-    /// reason to hand back to kube-scheduler.
+    /// Assume `req` in `view` for `ttl`, then bind it (undoing the
+    /// assumption if that fails). The error is the reason to hand back to
+    /// kube-scheduler.
     pub async fn bind(
         &self,
         view: &ClusterView,
@@ -47,14 +49,21 @@ impl Binder {
     ) -> Result<(), String> {
         match self {
             Binder::Api(client) => {
-                create_binding(client, req).await?;
-                match view.assume_binding(&req.namespace, &req.name, &req.uid, &req.node, ttl) {
-                    Ok(()) => {
-                        tracing::info!(pod = %req.key(), node = %req.node, "bound; assumed in the view until the watch confirms it");
+                // Assumed at arrival, not after the POST returns: the next
+                // pod's filter often arrives while the POST is in flight.
+                let assumed =
+                    view.assume_binding(&req.namespace, &req.name, &req.uid, &req.node, ttl);
+                if let Err(e) = &assumed {
+                    tracing::info!(pod = %req.key(), node = %req.node, reason = %e, "binding; not assumed, the watch will bring it");
+                }
+                if let Err(e) = create_binding(client, req).await {
+                    if assumed.is_ok() {
+                        view.forget_assumption(&req.namespace, &req.name);
                     }
-                    Err(e) => {
-                        tracing::info!(pod = %req.key(), node = %req.node, reason = %e, "bound; not assumed, the watch will bring it");
-                    }
+                    return Err(e);
+                }
+                if assumed.is_ok() {
+                    tracing::info!(pod = %req.key(), node = %req.node, "bound; assumed in the view until the watch confirms it");
                 }
                 Ok(())
             }

@@ -5,6 +5,7 @@ pub mod assume;
 pub mod binder;
 pub mod decode;
 pub mod file;
+pub mod in_flight;
 pub mod live;
 pub mod snapshot;
 pub mod sync_stats;
@@ -12,6 +13,7 @@ pub mod view;
 
 pub use assume::AssumeError;
 pub use binder::{BindRequest, Binder};
+pub use in_flight::{InFlight, Settled};
 pub use snapshot::{
     Candidates, ClusterObjects, DomainId, KeyDomains, NodeIdx, NodeInfo, NodePods, ObjectCounts,
     Owners, PdbIndex, PodChange, PodPdbs, PodRef, PodSummary, SharedObjects, Snapshot,

@@ -341,6 +341,11 @@ impl Snapshot {
         self.pod_by_uid.get(uid)
     }
 
+    /// Whether any unbound pod is nominated to a node.
+    pub fn has_nominated_pods(&self) -> bool {
+        !self.nominated.is_empty()
+    }
+
     /// Unbound pods whose `status.nominatedNodeName` is `node`.
     pub fn nominated_to(&self, node: &str) -> &[Arc<Pod>] {
         self.nominated.on(node)

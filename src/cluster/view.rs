@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
+use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
 use super::Snapshot;
 use super::assume::{AssumeError, Assumptions, placed};
@@ -21,6 +23,9 @@ use super::sync_stats::SyncStats;
 pub struct ClusterView {
     current: ArcSwapOption<Snapshot>,
     overlay: Mutex<Overlay>,
+    /// Woken on every publish (source or assumption), for decisions that
+    /// wait for the view to catch up (see [`super::in_flight`]).
+    published: Notify,
     reloads: AtomicU64,
     reload_failures: AtomicU64,
     stale: AtomicBool,
@@ -49,6 +54,11 @@ impl ClusterView {
     /// The latest published snapshot, or `None` before the first publish.
     pub fn current(&self) -> Option<Arc<Snapshot>> {
         self.current.load_full()
+    }
+
+    /// Completes at the next publish after it was created (and enabled).
+    pub fn published(&self) -> Notified<'_> {
+        self.published.notified()
     }
 
     /// A snapshot is published and its source is not known to be stale.
@@ -81,6 +91,14 @@ impl ClusterView {
         overlay.assumptions.insert(pod, Instant::now() + ttl);
         self.republish(&mut overlay);
         Ok(())
+    }
+
+    /// Take back the assumption of a binding that failed.
+    pub fn forget_assumption(&self, namespace: &str, name: &str) {
+        let mut overlay = self.overlay();
+        if overlay.assumptions.remove(namespace, name) {
+            self.republish(&mut overlay);
+        }
     }
 
     /// Drop assumptions whose time is up; sources that publish rarely (a
@@ -144,6 +162,7 @@ impl ClusterView {
             Arc::new(base.with_pod_changes(&changes))
         };
         self.current.store(Some(published));
+        self.published.notify_waiters();
     }
 }
 
@@ -179,6 +198,27 @@ mod tests {
         view.publish(Snapshot::build(objects("n1")));
         assert_eq!(on_node(&view), 1);
         assert_eq!(view.assumed_bindings(), 0, "source confirmed it");
+    }
+
+    #[test]
+    fn a_forgotten_assumption_leaves_the_view_at_once() {
+        let view = ClusterView::new();
+        view.publish(Snapshot::build(objects("")));
+        view.assume_binding("ns", "p", "u1", "n1", Duration::from_secs(60))
+            .unwrap();
+        view.forget_assumption("ns", "p");
+        assert_eq!(view.current().unwrap().node("n1").unwrap().pods.len(), 0);
+        assert_eq!(view.assumed_bindings(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_publish_wakes_those_waiting_for_one() {
+        let view = ClusterView::new();
+        let published = view.published();
+        tokio::pin!(published);
+        published.as_mut().enable();
+        view.publish(Snapshot::default());
+        published.await;
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::model::{Node, Pod, Shared, Toleration};
 use super::domains::NodeAt;
 use super::node_affinity::{self, NodeAffinityFilter};
 use super::pod_affinity::{self, AffinityFilter};
+use super::preemption::nominated::nominated_against;
 use super::topology_spread::{self, SpreadFilter};
 use super::{Failure, Verdict};
 
@@ -91,6 +92,28 @@ impl PodFilters {
             f.filter_at(at)?;
         }
         Ok(())
+    }
+
+    /// [`Self::check_at`] as kube-scheduler runs its filters on a node
+    /// (RunFilterPluginsWithNominatedPods): with the pods nominated to the
+    /// node of at least `pod`'s priority counted as running there, so a
+    /// preemptor waiting for its victims to go keeps its place; then, if
+    /// there were any, once more without them, since they may still land
+    /// elsewhere.
+    pub fn check_with_nominated(&self, snapshot: &Snapshot, pod: &Pod, at: NodeAt<'_>) -> Verdict {
+        if !snapshot.has_nominated_pods() {
+            return self.check_at(at);
+        }
+        let nominated = nominated_against(snapshot, pod, at.node.name());
+        if nominated.is_empty() {
+            return self.check_at(at);
+        }
+        let mut with = self.clone();
+        for p in nominated {
+            with.add_pod(p, at);
+        }
+        with.check_at(at)?;
+        self.check_at(at)
     }
 
     /// A cordoned node admits only pods tolerating its unschedulable taint.

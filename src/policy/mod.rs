@@ -13,6 +13,7 @@ use std::sync::Arc;
 pub mod domains;
 pub mod filter;
 pub mod node_affinity;
+pub mod pod_relation;
 pub mod prioritize;
 pub mod topology_spread;
 

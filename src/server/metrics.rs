@@ -58,6 +58,13 @@ pub struct Metrics {
     view_publish_seconds: Counter<f64, AtomicU64>,
     view_age_seconds: Gauge<f64, AtomicU64>,
     view_assumed_bindings: Gauge,
+    /// Pods answered with a feasible node and not yet seen bound.
+    pub in_flight_pods: Gauge,
+    /// Decisions that waited for related in-flight pods, and how long.
+    pub in_flight_waits: Counter,
+    pub in_flight_wait_seconds: Histogram,
+    /// Waits that gave up with related pods still in flight.
+    pub in_flight_wait_timeouts: Counter,
     /// notAfter of the certificate being served, unix seconds.
     pub tls_cert_not_after: Gauge,
     pub tls_reloads: Counter<u64, AtomicU64>,
@@ -91,6 +98,10 @@ impl Metrics {
         let view_publish_seconds = Counter::<f64, AtomicU64>::default();
         let view_age_seconds = Gauge::<f64, AtomicU64>::default();
         let view_assumed_bindings = Gauge::default();
+        let in_flight_pods = Gauge::default();
+        let in_flight_waits = Counter::default();
+        let in_flight_wait_seconds = latency_histogram();
+        let in_flight_wait_timeouts = Counter::default();
         let tls_cert_not_after = Gauge::default();
         let tls_reloads = Counter::default();
         let tls_reload_failures = Counter::default();
@@ -166,6 +177,26 @@ impl Metrics {
             view_assumed_bindings.clone(),
         );
         registry.register(
+            "in_flight_pods",
+            "Pods answered by filter/prioritize with a feasible node and not yet seen bound",
+            in_flight_pods.clone(),
+        );
+        registry.register(
+            "in_flight_waits",
+            "Filter/prioritize decisions that waited for related pods in flight",
+            in_flight_waits.clone(),
+        );
+        registry.register(
+            "in_flight_wait_seconds",
+            "How long decisions waited for related pods in flight",
+            in_flight_wait_seconds.clone(),
+        );
+        registry.register(
+            "in_flight_wait_timeouts",
+            "Waits that ended at live.inFlightWaitMillis with related pods still in flight",
+            in_flight_wait_timeouts.clone(),
+        );
+        registry.register(
             "tls_cert_not_after_seconds",
             "notAfter of the serving certificate, unix seconds",
             tls_cert_not_after.clone(),
@@ -206,6 +237,10 @@ impl Metrics {
             view_publish_seconds,
             view_age_seconds,
             view_assumed_bindings,
+            in_flight_pods,
+            in_flight_waits,
+            in_flight_wait_seconds,
+            in_flight_wait_timeouts,
             tls_cert_not_after,
             tls_reloads,
             tls_reload_failures,

@@ -39,6 +39,8 @@ async fn readyz(State(state): State<AppState>) -> Result<&'static str, ApiError>
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {
+    let in_flight = state.in_flight.len(state.view.current().as_deref());
+    state.metrics.in_flight_pods.set(in_flight as i64);
     (
         [(CONTENT_TYPE, METRICS_CONTENT_TYPE)],
         state.metrics.render(&state.view),

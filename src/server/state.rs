@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::cluster::{Binder, ClusterView, Snapshot};
+use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
 use crate::server::error::ApiError;
 use crate::server::metrics::Metrics;
@@ -15,6 +15,8 @@ pub struct AppState {
     /// Where `/scheduler/bind` sends bindings: the API server (live) or
     /// the view alone (`--cluster-state`).
     pub binder: Binder,
+    /// Pods answered and not yet seen bound (disabled unless live).
+    pub in_flight: Arc<InFlight>,
 }
 
 impl AppState {
@@ -24,7 +26,15 @@ impl AppState {
             config: Arc::new(config),
             metrics: Arc::new(Metrics::new()),
             binder: Binder::ViewOnly,
+            in_flight: Arc::default(),
         }
+    }
+
+    /// Let decisions wait for related pods in flight (live source only:
+    /// nothing else tells when a pod is bound).
+    pub fn with_in_flight(mut self, in_flight: InFlight) -> Self {
+        self.in_flight = Arc::new(in_flight);
+        self
     }
 
     /// Send bindings to the API server through `binder`.

@@ -38,6 +38,10 @@ impl NominatedIndex {
         }
     }
 
+    pub(super) fn is_empty(&self) -> bool {
+        self.by_node.is_empty()
+    }
+
     pub(super) fn on(&self, node: &str) -> &[Arc<Pod>] {
         self.by_node.get(node).map_or(&[], |v| &v[..])
     }

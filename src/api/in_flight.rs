@@ -1,0 +1,136 @@
+//! The in-flight ledger at the extender's edge (docs/burst-safety.md):
+//! before `filter`/`prioritize` takes its snapshot, wait (bounded) for the
+//! pods kube-scheduler placed but has not bound yet that the incoming
+//! pod's rules could count; after answering with a feasible node, record
+//! the incoming pod as in flight.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::cluster::{InFlight, Settled, Snapshot};
+use crate::model::Pod;
+use crate::policy::pod_relation::PodRelation;
+use crate::server::AppState;
+
+use super::any_case::AnyCase;
+
+/// The pod of a request, to record once it was answered.
+pub struct Incoming {
+    ledger: Arc<InFlight>,
+    pod: Arc<Pod>,
+}
+
+impl Incoming {
+    /// The answer had a feasible node: the pod is in flight until bound.
+    pub fn record(self, snapshot: &Snapshot) {
+        self.ledger.record(self.pod, snapshot);
+    }
+}
+
+/// Wait until no in-flight pod the request's pod could count is left
+/// (at most `live.inFlightWaitMillis`). `None` when the ledger is off or
+/// the body has no decodable pod (the decision then reports the error).
+pub async fn settle(state: &AppState, body: &[u8]) -> Option<Incoming> {
+    let ledger = &state.in_flight;
+    if !ledger.is_enabled() {
+        return None;
+    }
+    let pod: Arc<Pod> = Arc::new(AnyCase::parse(body).ok()?.get("Pod").ok()??);
+    if !ledger.is_empty()
+        && let Some(snapshot) = state.view.current()
+        && let Ok(relation) = PodRelation::prepare(&snapshot, &pod, &state.config.scheduling)
+    {
+        drop(snapshot);
+        let settled = ledger
+            .settle(&state.view, &pod, &|other| relation.counts(other))
+            .await;
+        report(state, &pod, settled);
+    }
+    Some(Incoming {
+        ledger: Arc::clone(ledger),
+        pod,
+    })
+}
+
+fn report(state: &AppState, pod: &Pod, settled: Settled) {
+    let m = &state.metrics;
+    match settled {
+        Settled::Free => {}
+        Settled::Waited(took) => {
+            m.in_flight_waits.inc();
+            m.in_flight_wait_seconds.observe(took.as_secs_f64());
+        }
+        Settled::TimedOut(took, pending) => {
+            m.in_flight_waits.inc();
+            m.in_flight_wait_seconds.observe(took.as_secs_f64());
+            m.in_flight_wait_timeouts.inc();
+            if let Some(suppressed) = WARNINGS.allow() {
+                tracing::warn!(
+                    pod = %pod.metadata.key(),
+                    waited_ms = took.as_millis() as u64,
+                    still_in_flight = ?pending,
+                    suppressed_since_last = suppressed,
+                    "gave up waiting for related pods kube-scheduler placed but did not bind \
+                     (or the watch did not report); deciding without counting them"
+                );
+            }
+        }
+    }
+}
+
+/// At most one timeout warning per second: a stuck binding path would
+/// otherwise log once per pod.
+static WARNINGS: RateLimit = RateLimit::new(Duration::from_secs(1));
+
+struct RateLimit {
+    every_ms: u64,
+    last_ms: AtomicU64,
+    suppressed: AtomicU64,
+}
+
+impl RateLimit {
+    const fn new(every: Duration) -> Self {
+        Self {
+            every_ms: every.as_millis() as u64,
+            last_ms: AtomicU64::new(0),
+            suppressed: AtomicU64::new(0),
+        }
+    }
+
+    /// `Some(suppressed since the last allowed)` when this one may log.
+    fn allow(&self) -> Option<u64> {
+        let now = since_start_ms().max(1);
+        let last = self.last_ms.load(Ordering::Relaxed);
+        let due = last == 0 || now.saturating_sub(last) >= self.every_ms;
+        if due
+            && self
+                .last_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return Some(self.suppressed.swap(0, Ordering::Relaxed));
+        }
+        self.suppressed.fetch_add(1, Ordering::Relaxed);
+        None
+    }
+}
+
+fn since_start_ms() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_limit_lets_one_through_then_counts_the_rest() {
+        let limit = RateLimit::new(Duration::from_secs(3600));
+        assert_eq!(limit.allow(), Some(0));
+        assert_eq!(limit.allow(), None);
+        assert_eq!(limit.allow(), None);
+        assert_eq!(limit.suppressed.load(Ordering::Relaxed), 2);
+    }
+}

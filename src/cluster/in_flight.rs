@@ -1,0 +1,374 @@
+//! The in-flight ledger: pods kube-arbiter answered `filter`/`prioritize`
+//! for (with a feasible node) whose placement it does not know yet.
+//!
+//! kube-scheduler assumes the pod it placed in its own cache and binds it
+//! asynchronously while the next pod's cycle already runs, so the next
+//! `filter` usually arrives before the bind verb or the watch tells us
+//! where the previous pod went. A decision that could count such a pod
+//! waits, bounded, until the pod resolves, then decides on the updated
+//! view (docs/burst-safety.md). A pod is resolved when the view shows it
+//! bound (the bind verb assumes it at arrival; or the watch), when it is
+//! gone from the view after having been seen there, when it is being
+//! deleted, when a waiter gave up on it, or when it is older than the
+//! ledger's `max_age`.
+//!
+//! The ledger only holds pods; which of them a decision waits for is the
+//! caller's rule (`policy::pod_relation`). Nothing here holds a lock across
+//! an await: waiting is on the view's publish notification.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::{ClusterView, Snapshot};
+use crate::model::Pod;
+
+type Map<K, V> = foldhash::HashMap<K, V>;
+
+#[derive(Debug)]
+struct Entry {
+    pod: Arc<Pod>,
+    since: Instant,
+    /// The view has shown the pod (unbound): its absence now means deleted.
+    seen: bool,
+}
+
+/// How one decision went through the ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// No in-flight pod could count for it.
+    Free,
+    /// It waited this long for related pods, which all resolved.
+    Waited(Duration),
+    /// It waited this long and these pods (`namespace/name`) were still in
+    /// flight; they were dropped from the ledger and not counted.
+    TimedOut(Duration, Vec<String>),
+}
+
+/// The ledger and its wait bound; a zero bound disables it.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    pods: Mutex<Map<(String, String), Entry>>,
+    wait: Duration,
+    max_age: Duration,
+}
+
+impl InFlight {
+    /// `wait`: the most a decision waits (0: never, nothing is recorded);
+    /// `max_age`: an entry nobody resolved is dropped after this.
+    pub fn new(wait: Duration, max_age: Duration) -> Self {
+        Self {
+            pods: Mutex::default(),
+            wait,
+            max_age,
+        }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        !self.wait.is_zero()
+    }
+
+    /// `pod` was just answered with a feasible node: in flight from now
+    /// (again, if it was already).
+    pub fn record(&self, pod: Arc<Pod>, snapshot: &Snapshot) {
+        if !self.is_enabled() || !pod.spec.node_name.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let mut pods = self.lock();
+        self.prune(&mut pods, snapshot, now);
+        let key = key(&pod);
+        let seen = find(snapshot, &pod).is_some();
+        pods.insert(
+            key,
+            Entry {
+                pod,
+                since: now,
+                seen,
+            },
+        );
+    }
+
+    /// Pods still in flight against `snapshot` (resolved ones are dropped).
+    pub fn len(&self, snapshot: Option<&Snapshot>) -> usize {
+        let mut pods = self.lock();
+        if let Some(s) = snapshot {
+            self.prune(&mut pods, s, Instant::now());
+        }
+        pods.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// The in-flight pods other than `incoming` that `counts` selects, as
+    /// of `snapshot`.
+    pub fn blocking(
+        &self,
+        snapshot: &Snapshot,
+        incoming: &Pod,
+        counts: &(dyn Fn(&Pod) -> bool + Sync),
+    ) -> Vec<Arc<Pod>> {
+        let own = key(incoming);
+        let mut pods = self.lock();
+        self.prune(&mut pods, snapshot, Instant::now());
+        pods.iter()
+            .filter(|(k, e)| **k != own && counts(&e.pod))
+            .map(|(_, e)| e.pod.clone())
+            .collect()
+    }
+
+    /// Wait until no pod `counts` selects is in flight (each publish of
+    /// `view` is a chance), at most the wait bound. On timeout the pods
+    /// still blocking are dropped, so later decisions do not wait for them
+    /// again.
+    pub async fn settle(
+        &self,
+        view: &ClusterView,
+        incoming: &Pod,
+        counts: &(dyn Fn(&Pod) -> bool + Sync),
+    ) -> Settled {
+        if !self.is_enabled() {
+            return Settled::Free;
+        }
+        let started = tokio::time::Instant::now();
+        let deadline = started + self.wait;
+        let mut waited = false;
+        loop {
+            // Registered before the check, so a publish between the check
+            // and the await still wakes us.
+            let published = view.published();
+            tokio::pin!(published);
+            published.as_mut().enable();
+            let Some(snapshot) = view.current() else {
+                return Settled::Free;
+            };
+            let blocking = self.blocking(&snapshot, incoming, counts);
+            drop(snapshot);
+            if blocking.is_empty() {
+                return if waited {
+                    Settled::Waited(started.elapsed())
+                } else {
+                    Settled::Free
+                };
+            }
+            waited = true;
+            tokio::select! {
+                () = published => {}
+                () = tokio::time::sleep_until(deadline) => {
+                    self.give_up(&blocking);
+                    let names = blocking.iter().map(|p| p.metadata.key()).collect();
+                    return Settled::TimedOut(started.elapsed(), names);
+                }
+            }
+        }
+    }
+
+    fn give_up(&self, pods: &[Arc<Pod>]) {
+        let mut ledger = self.lock();
+        for p in pods {
+            let k = key(p);
+            if ledger.get(&k).is_some_and(|e| Arc::ptr_eq(&e.pod, p)) {
+                ledger.remove(&k);
+            }
+        }
+    }
+
+    /// Drop the entries `snapshot` resolves and those past `max_age`.
+    fn prune(&self, pods: &mut Map<(String, String), Entry>, snapshot: &Snapshot, now: Instant) {
+        pods.retain(|_, e| {
+            if now.duration_since(e.since) >= self.max_age {
+                return false;
+            }
+            match find(snapshot, &e.pod) {
+                Some(in_view) => {
+                    e.seen = true;
+                    in_view.spec.node_name.is_empty() && !in_view.is_terminating()
+                }
+                None => !e.seen,
+            }
+        });
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Map<(String, String), Entry>> {
+        // Every mutation is a single insert/remove/retain: a panic elsewhere
+        // cannot leave the map half-updated.
+        self.pods.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn key(pod: &Pod) -> (String, String) {
+    (pod.metadata.namespace.clone(), pod.metadata.name.clone())
+}
+
+/// The same pod (UID, when known) in the view.
+fn find<'s>(snapshot: &'s Snapshot, pod: &Pod) -> Option<&'s Pod> {
+    let m = &pod.metadata;
+    let found = if m.uid.is_empty() {
+        snapshot.pod(&m.namespace, &m.name)
+    } else {
+        snapshot.pod_by_uid(&m.uid)
+    };
+    found.map(|r| &*r.pod)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::cluster::ClusterObjects;
+
+    const WAIT: Duration = Duration::from_secs(5);
+    const AGE: Duration = Duration::from_secs(30);
+
+    fn pod(name: &str, node: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"),
+                         "labels": {"app": "web"}},
+            "spec": {"nodeName": node}}))
+        .unwrap()
+    }
+
+    fn view_of(pods: Vec<Pod>) -> Snapshot {
+        Snapshot::build(ClusterObjects {
+            nodes: vec![serde_json::from_value(json!({"metadata": {"name": "n1"}})).unwrap()],
+            pods,
+            ..Default::default()
+        })
+    }
+
+    fn any(_: &Pod) -> bool {
+        true
+    }
+
+    fn names(pods: &[Arc<Pod>]) -> Vec<&str> {
+        pods.iter().map(|p| p.metadata.name.as_str()).collect()
+    }
+
+    #[test]
+    fn ledger_rules() {
+        let pending = view_of(vec![pod("a", "")]);
+        let bound = view_of(vec![pod("a", "n1")]);
+        let gone = view_of(vec![]);
+        let mut deleting = pod("a", "");
+        deleting.metadata.deletion_timestamp = Some("2024-01-01T00:00:00Z".parse().unwrap());
+        let deleting = view_of(vec![deleting]);
+        let replaced = {
+            let mut p = pod("a", "");
+            p.metadata.uid = "uid-new".into();
+            view_of(vec![p])
+        };
+        // (rule, view at record time, view when asked, still in flight)
+        let cases = [
+            ("a pending pod stays in flight", &pending, &pending, true),
+            (
+                "a pod the view shows bound is resolved",
+                &pending,
+                &bound,
+                false,
+            ),
+            (
+                "a pod gone after being seen was deleted",
+                &pending,
+                &gone,
+                false,
+            ),
+            (
+                "a pod the view never showed stays in flight (the watch lags)",
+                &gone,
+                &gone,
+                true,
+            ),
+            (
+                "a pod being deleted will not bind",
+                &pending,
+                &deleting,
+                false,
+            ),
+            (
+                "a same-named pod with another UID replaced it",
+                &pending,
+                &replaced,
+                false,
+            ),
+        ];
+        for (rule, at_record, asked, want) in cases {
+            let ledger = InFlight::new(WAIT, AGE);
+            ledger.record(Arc::new(pod("a", "")), at_record);
+            let got = ledger.blocking(asked, &pod("b", ""), &any);
+            assert_eq!(!got.is_empty(), want, "{rule}");
+        }
+    }
+
+    #[test]
+    fn a_pod_never_waits_for_itself_nor_for_pods_it_cannot_count() {
+        let s = view_of(vec![pod("a", ""), pod("b", "")]);
+        let ledger = InFlight::new(WAIT, AGE);
+        ledger.record(Arc::new(pod("a", "")), &s);
+        ledger.record(Arc::new(pod("b", "")), &s);
+        assert_eq!(names(&ledger.blocking(&s, &pod("a", ""), &any)), ["b"]);
+        let only_b = |p: &Pod| p.metadata.name == "b";
+        assert!(ledger.blocking(&s, &pod("b", ""), &only_b).is_empty());
+        assert!(ledger.blocking(&s, &pod("c", ""), &|_| false).is_empty());
+    }
+
+    #[test]
+    fn a_disabled_ledger_records_nothing() {
+        let s = view_of(vec![pod("a", "")]);
+        let ledger = InFlight::new(Duration::ZERO, AGE);
+        ledger.record(Arc::new(pod("a", "")), &s);
+        assert!(ledger.is_empty());
+    }
+
+    #[test]
+    fn an_entry_older_than_max_age_is_dropped() {
+        let s = view_of(vec![pod("a", "")]);
+        let ledger = InFlight::new(WAIT, Duration::ZERO);
+        ledger.record(Arc::new(pod("a", "")), &s);
+        assert_eq!(ledger.len(Some(&s)), 0);
+    }
+
+    #[tokio::test]
+    async fn a_wait_ends_when_the_view_shows_the_pod_bound() {
+        let view = Arc::new(ClusterView::new());
+        view.publish(view_of(vec![pod("a", "")]));
+        let ledger = Arc::new(InFlight::new(WAIT, AGE));
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap());
+        let publisher = Arc::clone(&view);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            publisher.publish(view_of(vec![pod("a", "n1")]));
+        });
+        let got = ledger.settle(&view, &pod("b", ""), &any).await;
+        assert!(matches!(got, Settled::Waited(_)), "{got:?}");
+        assert!(ledger.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_timed_out_pod_is_named_and_no_longer_waited_for() {
+        let view = ClusterView::new();
+        view.publish(view_of(vec![pod("a", "")]));
+        let ledger = InFlight::new(Duration::from_millis(50), AGE);
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap());
+        let got = ledger.settle(&view, &pod("b", ""), &any).await;
+        assert!(
+            matches!(&got, Settled::TimedOut(_, names) if names == &["ns/a"]),
+            "{got:?}"
+        );
+        assert_eq!(
+            ledger.settle(&view, &pod("c", ""), &any).await,
+            Settled::Free
+        );
+    }
+
+    #[tokio::test]
+    async fn a_free_decision_does_not_wait() {
+        let view = ClusterView::new();
+        view.publish(view_of(vec![pod("a", "")]));
+        let ledger = InFlight::new(WAIT, AGE);
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap());
+        let got = ledger.settle(&view, &pod("b", ""), &|_| false).await;
+        assert_eq!(got, Settled::Free);
+    }
+}

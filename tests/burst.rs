@@ -1,0 +1,576 @@
+//! Replica bursts scheduled by a kube-scheduler-like driver
+//! (tests/support/burst_driver.rs) through the built server in live mode,
+//! against the in-process fake API server, over real HTTPS.
+
+#[path = "support/burst_driver.rs"]
+mod burst_driver;
+mod common;
+#[path = "support/fake_apiserver.rs"]
+mod fake_apiserver;
+
+use std::time::Duration;
+
+use burst_driver::{Binding, Burst, Driver, Outcome, Rules, TieBreak, Topology};
+use common::{ServerProcess, TestCa, client, eventually, install_provider};
+use fake_apiserver::FakeApiServer;
+
+/// kube-arbiter serving from the fake API server's cluster of `topology`.
+struct Bench {
+    api: FakeApiServer,
+    server: ServerProcess,
+    client: reqwest::Client,
+    topology: Topology,
+    _dir: tempfile::TempDir,
+}
+
+impl Bench {
+    /// `config`: kube-arbiter's `--config` YAML ("" for the defaults).
+    async fn start(topology: Topology, config: &str) -> Self {
+        install_provider();
+        let api = FakeApiServer::start().await;
+        api.load("Node", topology.nodes());
+        let dir = tempfile::tempdir().unwrap();
+        let ca = TestCa::new("burst-ca");
+        let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+        let config_file = dir.path().join("config.yaml");
+        std::fs::write(&config_file, config).unwrap();
+        let server = ServerProcess::start_logging(
+            &[
+                "--tls-cert",
+                cert.to_str().unwrap(),
+                "--tls-key",
+                key.to_str().unwrap(),
+                "--kubeconfig",
+                api.kubeconfig().to_str().unwrap(),
+                "--config",
+                config_file.to_str().unwrap(),
+            ],
+            // Quiet (a bind verb call logs a line), but the address and
+            // the in-flight warnings are needed.
+            "warn,kube_arbiter::server::serve=info",
+        );
+        let client = client(&ca.cert_pem, server.addr).build().unwrap();
+        let bench = Self {
+            api,
+            server,
+            client,
+            topology,
+            _dir: dir,
+        };
+        eventually("the live view to be ready", || async {
+            let r = bench.client.get(bench.server.url("/readyz")).send().await;
+            r.ok().filter(|r| r.status() == 200).map(|_| ())
+        })
+        .await;
+        bench
+    }
+
+    fn driver(&self) -> Driver<'_> {
+        Driver {
+            api: &self.api,
+            extender: self.client.clone(),
+            extender_url: self.server.url("/scheduler"),
+            topology: self.topology,
+        }
+    }
+}
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    replicas: usize,
+    rules: Rules,
+    binding: Binding,
+    enforce: bool,
+}
+
+impl Case {
+    fn all(replicas: usize) -> Vec<Case> {
+        let mut cases = Vec::new();
+        for rules in [Rules::SpreadAndAntiAffinity, Rules::SpreadOnly] {
+            for binding in [Binding::Verb, Binding::ApiServer] {
+                for enforce in [true, false] {
+                    cases.push(Case {
+                        replicas,
+                        rules,
+                        binding,
+                        enforce,
+                    });
+                }
+            }
+        }
+        cases
+    }
+
+    fn label(&self) -> String {
+        format!(
+            "{:>3} {:<11} {:<9} {:<7}",
+            self.replicas,
+            match self.rules {
+                Rules::SpreadAndAntiAffinity => "spread+anti",
+                Rules::SpreadOnly => "spread",
+            },
+            match self.binding {
+                Binding::Verb => "bind verb",
+                Binding::ApiServer => "Binding",
+            },
+            if self.enforce { "enforce" } else { "ext-only" },
+        )
+    }
+}
+
+/// The outcomes of `reps` bursts of `case`.
+struct Row {
+    case: Case,
+    outcomes: Vec<Outcome>,
+}
+
+impl Row {
+    fn stranded_runs(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| !o.stranded.is_empty())
+            .count()
+    }
+
+    fn violating_runs(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| !o.violations.is_empty())
+            .count()
+    }
+
+    fn print(&self) {
+        let stranded: usize = self.outcomes.iter().map(|o| o.stranded.len()).sum();
+        let violations: usize = self.outcomes.iter().map(|o| o.violations.len()).sum();
+        let pps: f64 = self
+            .outcomes
+            .iter()
+            .map(Outcome::pods_per_second)
+            .sum::<f64>()
+            / self.outcomes.len() as f64;
+        let mut lat: Vec<Duration> = self
+            .outcomes
+            .iter()
+            .flat_map(|o| o.extender_latency.iter().copied())
+            .collect();
+        lat.sort();
+        let q = |p: f64| {
+            lat.get(((lat.len() as f64 - 1.0) * p) as usize)
+                .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+        };
+        println!(
+            "{} | runs {:>2} | stranded runs {:>2} (pods {:>3}) | violating runs {:>2} ({:>3}) | {:>6.1} pods/s | cycle p50 {:>5.1} ms p99 {:>6.1} ms",
+            self.case.label(),
+            self.outcomes.len(),
+            self.stranded_runs(),
+            stranded,
+            self.violating_runs(),
+            violations,
+            pps,
+            q(0.5),
+            q(0.99),
+        );
+    }
+}
+
+/// Every case `reps` times, each burst in its own namespace.
+async fn run_matrix(bench: &Bench, cases: &[Case], reps: usize, seed: u64) -> Vec<Row> {
+    let driver = bench.driver();
+    let mut rows = Vec::new();
+    let mut n = 0;
+    for case in cases {
+        let mut outcomes = Vec::new();
+        for rep in 0..reps {
+            n += 1;
+            let burst = Burst {
+                namespace: format!("burst-{seed}-{n}"),
+                replicas: case.replicas,
+                rules: case.rules,
+                binding: case.binding,
+                enforce: case.enforce,
+                extender: true,
+                tie_break: if rep % 2 == 0 {
+                    TieBreak::Random
+                } else {
+                    TieBreak::First
+                },
+                seed: seed.wrapping_mul(1000).wrapping_add(n),
+                bind_delay_ms: (1, 50),
+            };
+            outcomes.push(driver.run(&burst).await);
+        }
+        let row = Row {
+            case: *case,
+            outcomes,
+        };
+        row.print();
+        rows.push(row);
+    }
+    rows
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The cluster a burst of `replicas` needs: 3 zones with enough nodes for
+/// one replica per node.
+fn topology_for(replicas: usize) -> Topology {
+    Topology {
+        zones: 3,
+        nodes_per_zone: replicas.div_ceil(3) + 10,
+    }
+}
+
+/// Prints the matrix for `BURST_REPLICAS` (30) × `BURST_REPS` (5) with
+/// kube-arbiter's `--config` from `BURST_CONFIG` (YAML, default none):
+/// `cargo test --release --test burst -- --ignored --nocapture burst_report`.
+/// It asserts only that every burst ran to the end (every pod placed,
+/// after the flush); the numbers are the point.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a report: run by hand with --nocapture"]
+async fn burst_report() {
+    let replicas = env_or("BURST_REPLICAS", 30);
+    let reps = env_or("BURST_REPS", 5);
+    let config = std::env::var("BURST_CONFIG").unwrap_or_default();
+    let bench = Bench::start(topology_for(replicas), &config).await;
+    let rows = run_matrix(&bench, &Case::all(replicas), reps, 1).await;
+    for row in &rows {
+        for o in &row.outcomes {
+            assert_eq!(
+                o.placed,
+                replicas,
+                "{}: {:?}",
+                row.case.label(),
+                o.violations
+            );
+        }
+    }
+}
+
+/// Generous for a loaded 2-core machine: a burst's bindings complete in
+/// 1–50 ms, so a wait this long only ends early, never by timing out.
+const PATIENT: &str = "live:\n  inFlightWaitMillis: 20000\n";
+
+async fn scrape(bench: &Bench, name: &str) -> f64 {
+    let text = bench
+        .client
+        .get(bench.server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    common::metric(&text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}
+
+fn assert_clean(rows: &[Row], replicas: usize) {
+    for row in rows {
+        for (i, o) in row.outcomes.iter().enumerate() {
+            let what = format!("{} run {i}", row.case.label());
+            assert!(o.stranded.is_empty(), "{what}: stranded {:?}", o.stranded);
+            assert!(o.violations.is_empty(), "{what}: {:?}", o.violations);
+            assert_eq!(o.truly_unschedulable, 0, "{what}");
+            assert_eq!(o.placed, replicas, "{what}");
+        }
+    }
+}
+
+/// The CI-sized bar: 30 replicas, both rule sets, bind verb and Binding,
+/// the driver's own enforcement on and off, twice each (one random and one
+/// first-best tie-break).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
+    let bench = Bench::start(topology_for(30), PATIENT).await;
+    let rows = run_matrix(&bench, &Case::all(30), 2, 7).await;
+    assert_clean(&rows, 30);
+    assert!(scrape(&bench, "kube_arbiter_in_flight_waits_total").await > 0.0);
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+}
+
+/// The full bar: bursts of 30 and 300, every combination, 20 times each,
+/// with kube-arbiter's default settings or `BURST_CONFIG` (YAML). Half an
+/// hour in release mode on two cores:
+/// `cargo test --release --test burst -- --ignored --nocapture full_bar`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "minutes long: run by hand in release mode"]
+async fn full_bar() {
+    let reps = env_or("BURST_REPS", 20);
+    let config = std::env::var("BURST_CONFIG").unwrap_or_default();
+    for replicas in [30, 300] {
+        let bench = Bench::start(topology_for(replicas), &config).await;
+        let rows = run_matrix(&bench, &Case::all(replicas), reps, replicas as u64).await;
+        println!(
+            "wait timeouts: {}",
+            scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
+        );
+        assert_clean(&rows, replicas);
+    }
+}
+
+/// A pod of `namespace` labelled `app`, spread over zones against pods
+/// labelled `counts`, and anti-affine to them per host.
+fn lone_pod(namespace: &str, name: &str, app: &str, counts: &str) -> serde_json::Value {
+    let selector = serde_json::json!({"matchLabels": {"app": counts}});
+    serde_json::json!({"metadata": {"name": name, "namespace": namespace,
+        "uid": format!("uid-{namespace}-{name}"), "labels": {"app": app}},
+        "spec": {"containers": [{"name": "c"}],
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": burst_driver::ZONE,
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": selector, "topologyKey": burst_driver::HOST}]}}}})
+}
+
+impl Bench {
+    async fn filter(&self, pod: &serde_json::Value) -> serde_json::Value {
+        let body = serde_json::json!({"Pod": pod, "NodeNames": self.topology.node_names()});
+        let r = self
+            .client
+            .post(self.server.url("/scheduler/filter"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let answer: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(answer["Error"], "", "{answer}");
+        answer
+    }
+}
+
+const SMALL: Topology = Topology {
+    zones: 3,
+    nodes_per_zone: 2,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_pod_that_could_count_an_unbound_one_waits_for_it() {
+    let bench = Bench::start(SMALL, "live:\n  inFlightWaitMillis: 300\n").await;
+    let waits = "kube_arbiter_in_flight_waits_total";
+    let timeouts = "kube_arbiter_in_flight_wait_timeouts_total";
+    // Answered with feasible nodes, never bound: in flight.
+    bench.filter(&lone_pod("shop", "a", "web", "web")).await;
+    assert_eq!(scrape(&bench, "kube_arbiter_in_flight_pods").await, 1.0);
+    // Another namespace, or a selector that does not match a: no wait.
+    bench.filter(&lone_pod("blog", "u", "web", "web")).await;
+    bench.filter(&lone_pod("shop", "v", "db", "db")).await;
+    assert_eq!(scrape(&bench, waits).await, 0.0);
+    // Its own rules count a: waits, gives up, and names a.
+    bench.filter(&lone_pod("shop", "b", "batch", "web")).await;
+    assert_eq!(scrape(&bench, waits).await, 1.0);
+    assert_eq!(scrape(&bench, timeouts).await, 1.0);
+    eventually("the timeout warning", || async {
+        bench.server.log().contains("shop/a").then_some(())
+    })
+    .await;
+    // a was given up on: the next pod counting it does not wait again.
+    bench.filter(&lone_pod("shop", "c", "other", "web")).await;
+    assert_eq!(scrape(&bench, waits).await, 1.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_decision_counts_the_pod_once_the_watch_reports_it_bound() {
+    let bench = Bench::start(SMALL, PATIENT).await;
+    let a = lone_pod("shop", "a", "web", "web");
+    bench.api.apply("Pod", a.clone());
+    bench.filter(&a).await;
+    let b = lone_pod("shop", "b", "web", "web");
+    let waiting = {
+        let client = bench.client.clone();
+        let url = bench.server.url("/scheduler/filter");
+        let body = serde_json::json!({"Pod": b, "NodeNames": SMALL.node_names()});
+        tokio::spawn(async move {
+            let r = client.post(url).json(&body).send().await.unwrap();
+            r.json::<serde_json::Value>().await.unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // kube-scheduler's own Binding (no bind verb): only the watch tells.
+    let binding = serde_json::json!({"apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": "a", "namespace": "shop"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "z1-n001"}});
+    let url = format!(
+        "http://{}/api/v1/namespaces/shop/pods/a/binding",
+        bench.api.addr
+    );
+    let r = reqwest::Client::new()
+        .post(url)
+        .json(&binding)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    let answer = waiting.await.unwrap();
+    let feasible: Vec<String> = serde_json::from_value(answer["NodeNames"].clone()).unwrap();
+    assert!(
+        feasible.iter().all(|n| !n.starts_with("z1-")),
+        "zone z1 holds a now: {answer}"
+    );
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
+    let bench = Bench::start(SMALL, PATIENT).await;
+    let a = lone_pod("shop", "a", "web", "web");
+    bench.api.apply("Pod", a.clone());
+    eventually("the view to hold a", || async {
+        let text = bench
+            .client
+            .get(bench.server.url("/metrics"))
+            .send()
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
+        text.contains("kube_arbiter_view_objects{kind=\"Pod\"} 1")
+            .then_some(())
+    })
+    .await;
+    bench.filter(&a).await;
+    let b = lone_pod("shop", "b", "web", "web");
+    let waiting = {
+        let client = bench.client.clone();
+        let url = bench.server.url("/scheduler/filter");
+        let body = serde_json::json!({"Pod": b, "NodeNames": SMALL.node_names()});
+        tokio::spawn(async move { client.post(url).json(&body).send().await.unwrap() })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    bench.api.delete("Pod", "shop", "a");
+    assert_eq!(waiting.await.unwrap().status(), 200);
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+}
+
+/// Filter round trips for a pod no burst pod can count (another
+/// namespace, its own selector), one after another until `stop`.
+async fn probe_unrelated(
+    client: reqwest::Client,
+    url: String,
+    nodes: Vec<String>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<Duration> {
+    let pod = lone_pod("elsewhere", "probe", "probe", "probe");
+    let body = serde_json::json!({"Pod": pod, "NodeNames": nodes});
+    let mut took = Vec::new();
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let asked = std::time::Instant::now();
+        let r = client.post(&url).json(&body).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+        took.push(asked.elapsed());
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    took
+}
+
+fn quantiles(mut d: Vec<Duration>) -> String {
+    d.sort();
+    let q = |p: f64| {
+        d.get(((d.len().max(1) - 1) as f64 * p) as usize)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    format!(
+        "n {:>4} p50 {:>6.2} ms p99 {:>6.2} ms",
+        d.len(),
+        q(0.5),
+        q(0.99)
+    )
+}
+
+/// The cost, measured in one run: pods/s of the driver alone, with
+/// kube-arbiter waiting for in-flight pods (default settings) and with the
+/// wait off; and the filter latency of an unrelated pod, idle and during
+/// the burst. `cargo test --release --test burst -- --ignored --nocapture cost_report`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a report: run by hand with --nocapture"]
+async fn cost_report() {
+    let reps = env_or("BURST_REPS", 5);
+    for replicas in [30, 300] {
+        let topology = topology_for(replicas);
+        let waiting = Bench::start(topology, "").await;
+        let off = Bench::start(topology, "live:\n  inFlightWaitMillis: 0\n").await;
+        let mut pps: [Vec<f64>; 3] = Default::default();
+        for rep in 0..reps {
+            for (k, (bench, extender)) in [(&waiting, false), (&waiting, true), (&off, true)]
+                .into_iter()
+                .enumerate()
+            {
+                let burst = Burst {
+                    namespace: format!("cost-{replicas}-{rep}-{k}"),
+                    replicas,
+                    rules: Rules::SpreadAndAntiAffinity,
+                    binding: Binding::Verb,
+                    enforce: true,
+                    extender,
+                    tie_break: TieBreak::Random,
+                    seed: rep as u64,
+                    bind_delay_ms: (1, 50),
+                };
+                pps[k].push(bench.driver().run(&burst).await.pods_per_second());
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        println!(
+            "{replicas:>3} replicas, spread+anti, bind verb, driver enforcing: driver alone {:.1} pods/s, \
+             with kube-arbiter (wait on) {:.1} pods/s, with the wait off {:.1} pods/s",
+            mean(&pps[0]),
+            mean(&pps[1]),
+            mean(&pps[2]),
+        );
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let url = waiting.server.url("/scheduler/filter");
+        let idle = {
+            let probe = tokio::spawn(probe_unrelated(
+                waiting.client.clone(),
+                url.clone(),
+                topology.node_names(),
+                stop.clone(),
+            ));
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            probe.await.unwrap()
+        };
+        stop.store(false, std::sync::atomic::Ordering::Relaxed);
+        let probe = tokio::spawn(probe_unrelated(
+            waiting.client.clone(),
+            url,
+            topology.node_names(),
+            stop.clone(),
+        ));
+        let burst = Burst {
+            namespace: format!("cost-{replicas}-probe"),
+            replicas,
+            rules: Rules::SpreadAndAntiAffinity,
+            binding: Binding::ApiServer,
+            enforce: false,
+            extender: true,
+            tie_break: TieBreak::Random,
+            seed: 99,
+            bind_delay_ms: (1, 50),
+        };
+        let outcome = waiting.driver().run(&burst).await;
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let during = probe.await.unwrap();
+        println!(
+            "{replicas:>3} replicas: unrelated pod filter idle: {}; during a burst ({:.1} pods/s): {}",
+            quantiles(idle),
+            outcome.pods_per_second(),
+            quantiles(during)
+        );
+    }
+}
