@@ -132,15 +132,17 @@ pub fn pod_requests(pod: &Pod) -> Requests {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn pod(spec: serde_json::Value) -> Pod {
+    /// A pod with `spec`; shared with the NodeResourcesFit tests.
+    pub(crate) fn pod(spec: serde_json::Value) -> Pod {
         serde_json::from_value(json!({ "metadata": {"name": "p"}, "spec": spec })).unwrap()
     }
 
-    fn containers(reqs: &[serde_json::Value]) -> serde_json::Value {
+    /// One container per entry, each requesting that resource list.
+    pub(crate) fn containers(reqs: &[serde_json::Value]) -> serde_json::Value {
         reqs.iter()
             .map(|r| json!({"name": "c", "resources": {"requests": r}}))
             .collect()

@@ -120,20 +120,10 @@ fn amount(resource: &str, value: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Pod;
     use crate::model::requests::pod_requests;
+    use crate::model::requests::tests::{containers, pod};
     use crate::policy::Code;
     use serde_json::json;
-
-    fn pod(spec: serde_json::Value) -> Pod {
-        serde_json::from_value(json!({ "metadata": {"name": "p"}, "spec": spec })).unwrap()
-    }
-
-    fn containers(reqs: &[serde_json::Value]) -> serde_json::Value {
-        reqs.iter()
-            .map(|r| json!({"name": "c", "resources": {"requests": r}}))
-            .collect()
-    }
 
     fn node(alloc: serde_json::Value, used: &[serde_json::Value]) -> NodeResources {
         let alloc = crate::model::quantity::resource_list(alloc).unwrap();
