@@ -16,8 +16,11 @@ where
     R: Send,
     E: Send,
 {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || items.len() < min {
+    if items.len() < min {
+        return work(0, items).map(|r| vec![r]);
+    }
+    let threads = cores();
+    if threads < 2 {
         return work(0, items).map(|r| vec![r]);
     }
     let size = items.len().div_ceil(threads);
@@ -36,6 +39,14 @@ where
             })
             .collect()
     })
+}
+
+/// The cores this process may use, read once: `available_parallelism`
+/// reads the cgroup quota files on every call (a few syscalls, tens of
+/// microseconds), too much for every filter request.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 #[cfg(test)]

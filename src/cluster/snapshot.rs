@@ -40,7 +40,7 @@ pub use self::node_pods::{NodePods, PodSummary};
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};
 use self::term_holders::TermHolders;
-pub use self::topology::{DomainId, KeyDomains, TopologyIndex};
+pub use self::topology::{ByNode, DomainId, KeyDomains, TopologyIndex};
 pub use self::update::PodChange;
 
 type Map<K, V> = foldhash::HashMap<K, V>;

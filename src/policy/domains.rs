@@ -6,9 +6,10 @@
 //! mode): then its label value is looked up by string, and may be a value
 //! no node of the view carries.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::cluster::{DomainId, KeyDomains, NodeIdx, Snapshot, TopologyIndex};
+use crate::cluster::{ByNode, DomainId, KeyDomains, NodeIdx, Snapshot, TopologyIndex};
 use crate::model::Node;
 
 /// A node being judged, with its index when it is the view's node object
@@ -21,6 +22,7 @@ pub struct NodeAt<'a> {
 
 impl<'a> NodeAt<'a> {
     /// A node of the view, at its index.
+    #[inline]
     pub fn indexed(node: &'a Node, idx: NodeIdx) -> Self {
         Self {
             node,
@@ -79,6 +81,7 @@ impl KeyLookup {
     }
 
     /// The node's domain for this key.
+    #[inline]
     pub fn of<'a>(&self, at: NodeAt<'a>) -> Domain<'a> {
         if let Some(idx) = at.idx {
             // The view's node: no view node has the key ⇒ neither has it.
@@ -94,6 +97,14 @@ impl KeyLookup {
                 None => Domain::Unknown(value),
             },
         }
+    }
+
+    /// Every view node's domain id for the key (all `None` when no node
+    /// has it).
+    pub fn by_node(&self) -> ByNode<'_> {
+        self.domains
+            .as_ref()
+            .map_or_else(ByNode::default, |d| d.by_node())
     }
 
     /// The id of a value some view node carries for the key.
@@ -129,35 +140,63 @@ impl KeyLookup {
     }
 }
 
-/// A value per domain of one key: dense for the view's values, a short
-/// list for values only requests or what-if changes brought in.
+/// A value per domain of one key: dense (an array slot per value the view
+/// knows) or sparse (only the domains written, for tables that hold a few
+/// of many domains, e.g. one entry per host with a matching pod out of
+/// 5,000 hosts, where allocating and dropping 5,000 slots per request cost
+/// more than the lookups), plus a short list for values only requests or
+/// what-if changes brought in.
 #[derive(Debug, Clone)]
 pub struct DomainTable<T> {
-    known: Vec<Option<T>>,
+    known: Known<T>,
     unknown: Vec<(String, T)>,
+}
+
+#[derive(Debug, Clone)]
+enum Known<T> {
+    Dense(Vec<Option<T>>),
+    Sparse(BTreeMap<DomainId, T>),
 }
 
 impl<T> DomainTable<T> {
     pub fn new(lookup: &KeyLookup) -> Self {
         Self {
-            known: std::iter::repeat_with(|| None)
-                .take(lookup.known_len())
-                .collect(),
+            known: Known::Dense(
+                std::iter::repeat_with(|| None)
+                    .take(lookup.known_len())
+                    .collect(),
+            ),
             unknown: Vec::new(),
         }
     }
 
+    /// A table that stores only the domains written to.
+    pub fn sparse() -> Self {
+        Self {
+            known: Known::Sparse(BTreeMap::new()),
+            unknown: Vec::new(),
+        }
+    }
+
+    #[inline]
     pub fn get(&self, domain: Domain<'_>) -> Option<&T> {
         match domain {
-            Domain::Known(id) => self.known.get(id as usize)?.as_ref(),
+            Domain::Known(id) => match &self.known {
+                Known::Dense(slots) => slots.get(id as usize)?.as_ref(),
+                Known::Sparse(map) => map.get(&id),
+            },
             Domain::Unknown(v) => self.unknown.iter().find(|(k, _)| k == v).map(|(_, t)| t),
             Domain::Missing => None,
         }
     }
 
+    #[inline]
     pub fn get_mut(&mut self, domain: Domain<'_>) -> Option<&mut T> {
         match domain {
-            Domain::Known(id) => self.known.get_mut(id as usize)?.as_mut(),
+            Domain::Known(id) => match &mut self.known {
+                Known::Dense(slots) => slots.get_mut(id as usize)?.as_mut(),
+                Known::Sparse(map) => map.get_mut(&id),
+            },
             Domain::Unknown(v) => self
                 .unknown
                 .iter_mut()
@@ -169,12 +208,13 @@ impl<T> DomainTable<T> {
 
     /// The entry of `domain`, created with `init` when absent; `None` for a
     /// node without the key.
+    #[inline]
     pub fn entry(&mut self, domain: Domain<'_>, init: impl FnOnce() -> T) -> Option<&mut T> {
         match domain {
-            Domain::Known(id) => {
-                let slot = self.known.get_mut(id as usize)?;
-                Some(slot.get_or_insert_with(init))
-            }
+            Domain::Known(id) => match &mut self.known {
+                Known::Dense(slots) => Some(slots.get_mut(id as usize)?.get_or_insert_with(init)),
+                Known::Sparse(map) => Some(map.entry(id).or_insert_with(init)),
+            },
             Domain::Unknown(v) => {
                 let i = match self.unknown.iter().position(|(k, _)| k == v) {
                     Some(i) => i,
@@ -191,7 +231,11 @@ impl<T> DomainTable<T> {
 
     /// Number of present entries.
     pub fn len(&self) -> usize {
-        self.known.iter().flatten().count() + self.unknown.len()
+        let known = match &self.known {
+            Known::Dense(slots) => slots.iter().flatten().count(),
+            Known::Sparse(map) => map.len(),
+        };
+        known + self.unknown.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -200,9 +244,14 @@ impl<T> DomainTable<T> {
 
     /// Every present entry.
     pub fn values(&self) -> impl Iterator<Item = &T> {
-        self.known
-            .iter()
+        let (dense, sparse) = match &self.known {
+            Known::Dense(slots) => (Some(slots.iter().flatten()), None),
+            Known::Sparse(map) => (None, Some(map.values())),
+        };
+        dense
+            .into_iter()
             .flatten()
+            .chain(sparse.into_iter().flatten())
             .chain(self.unknown.iter().map(|(_, t)| t))
     }
 }

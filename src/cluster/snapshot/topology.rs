@@ -14,6 +14,21 @@ pub type DomainId = u32;
 /// Marks a node without the key in [`KeyDomains::node_domains`].
 const NO_DOMAIN: DomainId = DomainId::MAX;
 
+/// The domain id of each view node for one key ([`KeyDomains::by_node`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByNode<'a>(&'a [DomainId]);
+
+impl ByNode<'_> {
+    /// The domain of node `idx`; `None` when it lacks the key.
+    #[inline]
+    pub fn get(&self, idx: usize) -> Option<DomainId> {
+        match self.0.get(idx) {
+            Some(&d) if d != NO_DOMAIN => Some(d),
+            _ => None,
+        }
+    }
+}
+
 /// The domains of one label key.
 #[derive(Debug, Clone, Default)]
 pub struct KeyDomains {
@@ -46,11 +61,17 @@ impl KeyDomains {
     }
 
     /// The domain of the view's node `idx`; `None` when it lacks the key.
+    #[inline]
     pub fn of_node(&self, idx: NodeIdx) -> Option<DomainId> {
         match self.node_domains.get(idx as usize) {
             Some(&d) if d != NO_DOMAIN => Some(d),
             _ => None,
         }
+    }
+
+    /// Every view node's domain id, by [`NodeIdx`], for tight loops.
+    pub fn by_node(&self) -> ByNode<'_> {
+        ByNode(&self.node_domains)
     }
 
     /// How many nodes of the view carry the value `id`.

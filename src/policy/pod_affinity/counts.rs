@@ -60,7 +60,7 @@ impl DomainCounts {
             Some(i) => i,
             None => {
                 let lookup = KeyLookup::new(&self.topology, key);
-                let domains = DomainTable::new(&lookup);
+                let domains = DomainTable::sparse();
                 self.by_key.push(KeyCounts { lookup, domains });
                 self.by_key.len() - 1
             }

@@ -84,8 +84,7 @@ impl AffinityScore {
                 if lookup.of(at) == Domain::Missing {
                     return;
                 }
-                let table = DomainTable::new(&lookup);
-                self.by_key.push((lookup, table));
+                self.by_key.push((lookup, DomainTable::sparse()));
                 self.by_key.len() - 1
             }
         };

@@ -3,7 +3,7 @@
 //! select it), which nodes take part, which pods are counted, and the
 //! per-node domain assignment over the whole cluster.
 
-use crate::cluster::{NodeIdx, PodRef, Snapshot};
+use crate::cluster::{ByNode, PodRef, Snapshot};
 use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::node::untolerated_taint;
 use crate::model::pod::TopologySpreadConstraint;
@@ -15,11 +15,6 @@ use crate::policy::node_affinity::RequiredNodeAffinity;
 pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
 pub const DO_NOT_SCHEDULE: &str = "DoNotSchedule";
 pub const SCHEDULE_ANYWAY: &str = "ScheduleAnyway";
-
-/// In [`count_cluster`]'s per-node table: no domain for this node.
-const NO_DOMAIN: u32 = u32::MAX;
-/// In [`count_cluster`]'s per-node table: the "" value no view node carries.
-const EMPTY_UNKNOWN: u32 = u32::MAX - 1;
 
 /// A constraint with its selector resolved (matchLabelKeys merged, or the
 /// default selector) and its defaults applied.
@@ -237,21 +232,22 @@ pub fn has_all_keys(node: &Node, constraints: &[Constraint]) -> bool {
 }
 
 /// A node of the view carrying every topology key of `constraints`.
+#[inline]
 pub fn has_all_keys_at(at: NodeAt<'_>, keys: &[KeyLookup]) -> bool {
     keys.iter().all(|k| k.of(at) != Domain::Missing)
 }
 
 /// Counts matching pods into the domains of every cluster node that takes
-/// part (`takes_part`), for each constraint whose inclusion policies the
-/// node passes. With `register`, such a node's domain enters the table;
-/// without, pods count only in domains already there (scoring registers
-/// the candidates' domains first).
+/// part (with `require_all_keys`, only nodes carrying every key), for each
+/// constraint whose inclusion policies the node passes. With `register`,
+/// such a node's domain enters the table; without, pods count only in
+/// domains already there (scoring registers the candidates' domains first).
 pub fn count_cluster(
     snapshot: &Snapshot,
     pod: &Pod,
     constraints: &[Constraint],
     keys: &[KeyLookup],
-    takes_part: impl Fn(NodeAt<'_>) -> bool,
+    require_all_keys: bool,
     register: bool,
     counts: &mut [DomainTable<i64>],
 ) {
@@ -270,51 +266,63 @@ pub fn count_cluster(
     // nodes at once (per label value) rather than per node and constraint.
     let admitted = (required.is_set() && constraints.iter().any(|c| c.honor_node_affinity))
         .then(|| required.matching_nodes(snapshot));
-    // Per constraint and node: the domain its pods count in.
-    let mut node_domains = vec![vec![NO_DOMAIN; nodes.len()]; constraints.len()];
-    for (idx, info) in nodes.iter().enumerate() {
-        let at = NodeAt::indexed(&info.node, idx as NodeIdx);
-        if !takes_part(at) {
-            continue;
-        }
-        let affinity_ok = admitted.as_ref().is_none_or(|a| a[idx]);
-        for (c, constraint) in constraints.iter().enumerate() {
-            // Upstream reads `node.Labels[key]`: a node without the key
-            // counts in the "" domain when scoring registered it.
-            let domain = match keys[c].of(at) {
-                Domain::Missing if register => continue,
-                Domain::Missing => keys[c].empty_value(),
-                d => d,
-            };
-            if (constraint.honor_node_affinity && !affinity_ok)
-                || (constraint.honor_node_taints
-                    && untolerated_taint(&info.node.spec.taints, tolerations).is_some())
-            {
-                continue;
+    let by_node: Vec<ByNode<'_>> = keys.iter().map(KeyLookup::by_node).collect();
+    // Which nodes take part before the per-constraint inclusion policies.
+    let mut base = vec![true; nodes.len()];
+    if require_all_keys {
+        for ids in &by_node {
+            for (idx, ok) in base.iter_mut().enumerate() {
+                *ok = *ok && ids.get(idx).is_some();
             }
-            let table = &mut counts[c];
-            if register {
-                table.entry(domain, || 0);
-            } else if table.get(domain).is_none() {
-                continue;
-            }
-            node_domains[c][idx] = match domain {
-                Domain::Known(d) => d,
-                _ => EMPTY_UNKNOWN,
-            };
         }
     }
     let namespace = &pod.metadata.namespace;
     for (c, constraint) in constraints.iter().enumerate() {
+        let ids = by_node[c];
+        let admitted = admitted
+            .as_deref()
+            .filter(|_| constraint.honor_node_affinity);
+        let takes_part = |idx: usize| {
+            base[idx]
+                && admitted.is_none_or(|a| a[idx])
+                && !(constraint.honor_node_taints
+                    && untolerated_taint(&nodes[idx].node.spec.taints, tolerations).is_some())
+        };
+        let table = &mut counts[c];
+        if register {
+            // Every domain with a node that takes part enters the table;
+            // a node of a domain already in is not looked at again, and
+            // the scan ends once every known domain is in.
+            let mut seen = vec![false; keys[c].known_len()];
+            let mut missing = seen.len();
+            for idx in 0..nodes.len() {
+                if missing == 0 {
+                    break;
+                }
+                let Some(id) = ids.get(idx) else { continue };
+                if !seen[id as usize] && takes_part(idx) {
+                    seen[id as usize] = true;
+                    missing -= 1;
+                    table.entry(Domain::Known(id), || 0);
+                }
+            }
+        }
+        // Upstream reads `node.Labels[key]`: without `register` (scoring), a
+        // node without the key counts in the "" domain if that is registered.
+        let empty = keys[c].empty_value();
         for r in constraint.candidates(snapshot, namespace) {
-            let Some(idx) = r.node else { continue };
-            let domain = match node_domains[c][idx as usize] {
-                NO_DOMAIN => continue,
-                EMPTY_UNKNOWN => Domain::Unknown(""),
-                d => Domain::Known(d),
+            let Some(idx) = r.node.map(|i| i as usize) else {
+                continue;
             };
-            if constraint.counts(&r.pod, namespace)
-                && let Some(n) = counts[c].entry(domain, || 0)
+            let domain = match ids.get(idx) {
+                Some(id) => Domain::Known(id),
+                None if register => continue,
+                None => empty,
+            };
+            if table.get(domain).is_some()
+                && takes_part(idx)
+                && constraint.counts(&r.pod, namespace)
+                && let Some(n) = table.get_mut(domain)
             {
                 *n += 1;
             }

@@ -60,15 +60,7 @@ pub fn prepare_filter(
         .map(|c| KeyLookup::new(snapshot.topology(), &c.topology_key))
         .collect();
     let mut counts: Vec<DomainTable<i64>> = keys.iter().map(DomainTable::new).collect();
-    count_cluster(
-        snapshot,
-        pod,
-        &constraints,
-        &keys,
-        |at| has_all_keys_at(at, &keys),
-        true,
-        &mut counts,
-    );
+    count_cluster(snapshot, pod, &constraints, &keys, true, true, &mut counts);
     let histogram = counts
         .iter()
         .map(|d| {

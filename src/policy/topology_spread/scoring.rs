@@ -91,7 +91,7 @@ pub fn prepare_score(
         pod,
         &constraints,
         &keys,
-        takes_part,
+        require_all_keys,
         false,
         &mut counts,
     );
