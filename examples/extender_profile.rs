@@ -5,7 +5,10 @@
 //!
 //!   cargo build --release --example extender_profile
 //!   valgrind --tool=callgrind target/release/examples/extender_profile \
-//!       CLUSTER.json filter|prioritize BODY.json [REPEAT]
+//!       CLUSTER.json filter|prioritize|filter-phases BODY.json [REPEAT]
+//!
+//! `filter-phases` (NodeNames bodies) prints the mean time of each phase of
+//! a filter: decode, prepare, check, encode.
 //!
 //! A body with the `@UID@` marker (scripts/filter_body.py's `.tmpl` files)
 //! gets a new pod uid on every repetition.
@@ -20,7 +23,9 @@ use kube_arbiter::config::SchedulingSettings;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [state, verb, body, rest @ ..] = &args[..] else {
-        eprintln!("usage: extender_profile CLUSTER.json filter|prioritize BODY.json [REPEAT]");
+        eprintln!(
+            "usage: extender_profile CLUSTER.json filter|prioritize|filter-phases BODY.json [REPEAT]"
+        );
         return ExitCode::from(2);
     };
     let repeat: usize = rest.first().and_then(|r| r.parse().ok()).unwrap_or(20);
@@ -40,12 +45,17 @@ fn main() -> ExitCode {
     };
     let settings = SchedulingSettings::default();
     let mut bytes = 0;
+    let mut phases = [std::time::Duration::ZERO; 4];
     for i in 0..repeat {
         let request = template.replace("@UID@", &format!("profile-{i}"));
         bytes += match verb.as_str() {
             "filter" => {
                 let answer = filter(Some(&snapshot), &settings, request.as_bytes());
                 serde_json::to_vec(&answer).map_or(0, |a| a.len())
+            }
+            "filter-phases" => {
+                filter_phases(&snapshot, &settings, request.as_bytes(), &mut phases);
+                0
             }
             "prioritize" => match prioritize_body(&snapshot, &settings, request.as_bytes()) {
                 Ok(list) => serde_json::to_vec(&list).map_or(0, |a| a.len()),
@@ -55,11 +65,60 @@ fn main() -> ExitCode {
                 }
             },
             other => {
-                eprintln!("unknown verb {other}: filter or prioritize");
+                eprintln!("unknown verb {other}: filter, prioritize or filter-phases");
                 return ExitCode::from(2);
             }
         };
     }
     println!("{repeat} × {verb}: {bytes} answer bytes");
+    if verb == "filter-phases" {
+        for (name, total) in ["decode", "prepare", "check", "encode"].iter().zip(phases) {
+            println!(
+                "{name}: {:.1} µs",
+                total.as_secs_f64() * 1e6 / repeat as f64
+            );
+        }
+    }
     ExitCode::SUCCESS
+}
+
+/// One NodeNames filter with each phase timed: decode, prepare, check, encode.
+fn filter_phases(
+    snapshot: &kube_arbiter::cluster::Snapshot,
+    settings: &SchedulingSettings,
+    body: &[u8],
+    phases: &mut [std::time::Duration; 4],
+) {
+    use kube_arbiter::api::extender_types::ExtenderArgs;
+    use kube_arbiter::policy::domains::NodeAt;
+    use kube_arbiter::policy::filter::PodFilters;
+    use std::time::Instant;
+    let t = Instant::now();
+    let args = ExtenderArgs::from_slice(body).expect("body decodes");
+    let pod = args.pod.as_ref().expect("body has a pod");
+    let names = args.node_names.as_ref().expect("NodeNames mode");
+    phases[0] += t.elapsed();
+    let t = Instant::now();
+    let filters = PodFilters::prepare(snapshot, pod, settings).expect("pod is valid");
+    phases[1] += t.elapsed();
+    let t = Instant::now();
+    let nodes = snapshot.nodes();
+    let verdicts: Vec<_> = names
+        .iter()
+        .map(|n| {
+            let idx = snapshot.node_idx(n).expect("known node");
+            filters.check_with_nominated(
+                snapshot,
+                pod,
+                NodeAt::indexed(&nodes[idx as usize].node, idx),
+            )
+        })
+        .collect();
+    phases[2] += t.elapsed();
+    let t = Instant::now();
+    let answer = filter(Some(snapshot), settings, body);
+    let encode_start = Instant::now();
+    let bytes = serde_json::to_vec(&answer).map_or(0, |a| a.len());
+    phases[3] += encode_start.elapsed();
+    std::hint::black_box((verdicts, bytes, t));
 }

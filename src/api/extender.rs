@@ -26,7 +26,7 @@ use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState};
 
 use super::extender_types::{ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut};
-use super::{in_flight, json_response, on_snapshot, run_blocking};
+use super::{in_flight, json_response, on_snapshot_sized, run_sized};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -40,7 +40,7 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
     let incoming = in_flight::settle(&state, &body).await;
     let snapshot = state.view.current();
     let config = state.config.clone();
-    run_blocking(move || {
+    run_sized(body.len(), move || {
         let answer = filter(snapshot.as_deref(), &config.scheduling, &body);
         if let (Some(incoming), Some(s)) = (incoming, &snapshot)
             && answer.has_feasible_node()
@@ -54,7 +54,7 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
 
 async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
     let incoming = in_flight::settle(&state, &body).await;
-    on_snapshot(&state, move |snapshot, config| {
+    on_snapshot_sized(&state, body.len(), move |snapshot, config| {
         let list = prioritize_body(snapshot, &config.scheduling, &body)?;
         if let Some(incoming) = incoming
             && !list.is_empty()
