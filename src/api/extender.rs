@@ -12,7 +12,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
 use crate::cluster::Snapshot;
@@ -25,8 +25,10 @@ use crate::policy::prioritize::prioritize;
 use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState};
 
-use super::extender_types::{ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut};
-use super::{in_flight, json_response, on_snapshot_sized, run_sized};
+use super::extender_types::{
+    ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
+};
+use super::{in_flight, json_bytes, json_response, on_snapshot_sized, run_sized};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -47,7 +49,16 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
         {
             incoming.record(s);
         }
-        json_response(&answer)
+        // The answer is about as long as a NodeNames request; a Nodes-mode
+        // answer holds only the feasible nodes, so cap the guess.
+        match answer.to_json(body.len().min(ANSWER_CAPACITY_MAX)) {
+            Ok(json) => json_bytes(json),
+            Err(e) => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot encode the answer: {e}"),
+            )
+            .into_response(),
+        }
     })
     .await
 }
@@ -65,6 +76,9 @@ async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Respo
     })
     .await
 }
+
+/// Upper bound on the answer buffer reserved up front.
+const ANSWER_CAPACITY_MAX: usize = 1 << 20;
 
 /// The filter answer for one request body; never fails, errors go in `Error`.
 pub fn filter<'a>(
@@ -157,7 +171,7 @@ pub fn prioritize_body(
         .as_ref()
         .ok_or_else(|| ApiError::bad_request("ExtenderArgs has no Pod"))?;
     let request_nodes: Vec<Node>;
-    let (names, nodes): (Vec<String>, Vec<Option<NodeAt<'_>>>) =
+    let (names, nodes): (Vec<NodeName<'_>>, Vec<Option<NodeAt<'_>>>) =
         if let Some(names) = args.node_names {
             let all = snapshot.nodes();
             let nodes = names
@@ -171,7 +185,10 @@ pub fn prioritize_body(
         } else if let Some(list) = args.nodes {
             request_nodes = list.items.into_iter().map(|(n, _)| n).collect();
             (
-                request_nodes.iter().map(|n| n.name().to_string()).collect(),
+                request_nodes
+                    .iter()
+                    .map(|n| NodeName::Borrowed(n.name()))
+                    .collect(),
                 request_nodes
                     .iter()
                     .map(|n| Some(NodeAt::resolve(snapshot, n)))
@@ -189,7 +206,7 @@ pub fn prioritize_body(
         .into_iter()
         .zip(nodes)
         .map(|(host, node)| HostPriority {
-            host,
+            host: host.into_owned(),
             score: node.and_then(|_| scores.next()).unwrap_or(0),
         })
         .collect())
@@ -368,7 +385,7 @@ mod tests {
                 None => Err(Failure::unresolvable(UNKNOWN_NODE)),
             };
             match verdict {
-                Ok(()) => feasible.push(name.clone()),
+                Ok(()) => feasible.push(name.clone().into()),
                 Err(f) => want.record_failure(name.clone(), f),
             }
         }
@@ -485,7 +502,7 @@ mod properties {
             prop_assert_eq!(&r.error, "");
             let feasible = r.node_names.clone().unwrap();
             for name in &names {
-                let places = usize::from(feasible.contains(name))
+                let places = usize::from(feasible.iter().any(|f| f == name))
                     + usize::from(r.failed_nodes.contains_key(name))
                     + usize::from(r.failed_and_unresolvable_nodes.contains_key(name));
                 prop_assert_eq!(places, 1, "{}", name);

@@ -7,6 +7,7 @@
 //! [`Node`] for the policies, and as the request's raw JSON text (borrowed,
 //! not copied) so the answer can hand kube-scheduler back its own objects.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::fmt;
@@ -26,8 +27,12 @@ use crate::policy::{Code, Failure};
 pub struct ExtenderArgs<'a> {
     pub pod: Option<Pod>,
     pub nodes: Option<NodeList<'a>>,
-    pub node_names: Option<Vec<String>>,
+    pub node_names: Option<Vec<NodeName<'a>>>,
 }
+
+/// A node name as the request sent it: borrowed from the body (no copy, no
+/// allocation per name) unless it had to be unescaped.
+pub type NodeName<'a> = Cow<'a, str>;
 
 /// A v1 NodeList: each item decoded and its raw JSON text.
 #[derive(Debug, Default)]
@@ -59,7 +64,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ExtenderArgs<'a> {
                     } else if key.eq_ignore_ascii_case("nodes") {
                         args.nodes = map.next_value()?;
                     } else if key.eq_ignore_ascii_case("nodenames") {
-                        args.node_names = map.next_value()?;
+                        args.node_names = map.next_value::<Option<Names<'a>>>()?.map(|n| n.0);
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
@@ -92,6 +97,53 @@ impl<'de: 'a, 'a> Deserialize<'de> for NodeList<'a> {
             }
         }
         d.deserialize_map(ListVisitor(std::marker::PhantomData))
+    }
+}
+
+/// `NodeNames`, each borrowed from the body when it can be.
+struct Names<'a>(Vec<NodeName<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Names<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct NamesVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for NamesVisitor<'a> {
+            type Value = Names<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of node names")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                let mut names = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(name) = seq.next_element::<Name<'a>>()? {
+                    names.push(name.0);
+                }
+                Ok(Names(names))
+            }
+        }
+        d.deserialize_seq(NamesVisitor(std::marker::PhantomData))
+    }
+}
+
+struct Name<'a>(NodeName<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Name<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct NameVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for NameVisitor<'a> {
+            type Value = Name<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a node name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Name(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Name(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Name(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(NameVisitor(std::marker::PhantomData))
     }
 }
 
@@ -146,16 +198,16 @@ pub struct ExtenderFilterResult<'a> {
     #[serde(rename = "Nodes")]
     pub nodes: Option<NodeListOut<'a>>,
     #[serde(rename = "NodeNames")]
-    pub node_names: Option<Vec<String>>,
+    pub node_names: Option<Vec<NodeName<'a>>>,
     #[serde(rename = "FailedNodes")]
-    pub failed_nodes: FailedNodes,
+    pub failed_nodes: FailedNodes<'a>,
     #[serde(rename = "FailedAndUnresolvableNodes")]
-    pub failed_and_unresolvable_nodes: FailedNodes,
+    pub failed_and_unresolvable_nodes: FailedNodes<'a>,
     #[serde(rename = "Error")]
     pub error: String,
 }
 
-impl ExtenderFilterResult<'_> {
+impl<'a> ExtenderFilterResult<'a> {
     /// At least one candidate passed (by name or as a Node).
     pub fn has_feasible_node(&self) -> bool {
         self.node_names.as_ref().is_some_and(|n| !n.is_empty())
@@ -164,12 +216,12 @@ impl ExtenderFilterResult<'_> {
 
     /// `node` failed: Unschedulable goes to FailedNodes (preemption may
     /// help), the rest to FailedAndUnresolvableNodes.
-    pub fn record_failure(&mut self, node: String, failure: Failure) {
+    pub fn record_failure(&mut self, node: impl Into<NodeName<'a>>, failure: Failure) {
         let map = match failure.code {
             Code::Unschedulable => &mut self.failed_nodes,
             Code::UnschedulableAndUnresolvable => &mut self.failed_and_unresolvable_nodes,
         };
-        map.insert(node, failure.reason);
+        map.insert(node.into(), failure.reason);
     }
 }
 
@@ -179,10 +231,10 @@ impl ExtenderFilterResult<'_> {
 /// names are unique already (kube-scheduler sends each node once).
 /// Reasons are shared texts: the nodes of one failing domain hold one.
 #[derive(Debug, Default)]
-pub struct FailedNodes(Vec<(String, Arc<str>)>);
+pub struct FailedNodes<'a>(Vec<(NodeName<'a>, Arc<str>)>);
 
-impl FailedNodes {
-    pub fn insert(&mut self, node: String, reason: impl Into<Arc<str>>) {
+impl<'a> FailedNodes<'a> {
+    pub fn insert(&mut self, node: NodeName<'a>, reason: impl Into<Arc<str>>) {
         self.0.push((node, reason.into()));
     }
 
@@ -198,12 +250,17 @@ impl FailedNodes {
         self.0.iter().any(|(n, _)| n == node)
     }
 
+    /// Every (node, reason), in the order recorded.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<str>)> {
+        self.0.iter().map(|(n, r)| (&**n, r))
+    }
+
     pub fn get(&self, node: &str) -> Option<&str> {
         self.0.iter().find(|(n, _)| n == node).map(|(_, r)| &**r)
     }
 }
 
-impl Serialize for FailedNodes {
+impl Serialize for FailedNodes<'_> {
     /// Each distinct reason is escaped once and then copied: thousands of
     /// nodes share a few long texts, and escaping them per node was the
     /// largest single cost of a filter answer.
@@ -353,10 +410,10 @@ mod tests {
     fn failures_go_to_their_map_and_shared_reasons_encode_once_per_node() {
         let zone: Arc<str> = "zone \"a\" is full\n".into();
         let mut r = ExtenderFilterResult::default();
-        r.record_failure("n1".into(), Failure::unschedulable(zone.clone()));
-        r.record_failure("n2".into(), Failure::unresolvable("tainted"));
-        r.record_failure("n3".into(), Failure::unschedulable(zone));
-        r.record_failure("n\"4".into(), Failure::unschedulable("other"));
+        r.record_failure("n1", Failure::unschedulable(zone.clone()));
+        r.record_failure("n2", Failure::unresolvable("tainted"));
+        r.record_failure("n3", Failure::unschedulable(zone));
+        r.record_failure("n\"4", Failure::unschedulable("other"));
         let v: serde_json::Value =
             serde_json::from_slice(&serde_json::to_vec(&r).unwrap()).unwrap();
         assert_eq!(

@@ -9,6 +9,7 @@ pub mod bind;
 pub mod explain;
 pub mod extender;
 pub mod extender_types;
+mod filter_json;
 mod in_flight;
 pub mod preempt;
 pub mod preempt_named;

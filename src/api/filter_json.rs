@@ -1,0 +1,144 @@
+//! The filter answer written by hand. A 5,000-node answer is hundreds of KB
+//! of node names and reasons, and serde_json escapes strings byte by byte:
+//! that was the largest cost of such a request. Names and reasons almost
+//! never need escaping, so each string is first checked in wide chunks and
+//! copied whole when clean; anything else goes through serde_json. The
+//! bytes are exactly those of the derived `Serialize` (a test checks).
+
+use std::collections::HashMap;
+
+use super::extender_types::{ExtenderFilterResult, FailedNodes};
+
+impl ExtenderFilterResult<'_> {
+    /// The JSON answer, in a buffer of `capacity` bytes to start with.
+    pub fn to_json(&self, capacity: usize) -> Result<Vec<u8>, serde_json::Error> {
+        let mut out = Vec::with_capacity(capacity);
+        out.extend_from_slice(br#"{"Nodes":"#);
+        serde_json::to_writer(&mut out, &self.nodes)?;
+        out.extend_from_slice(br#","NodeNames":"#);
+        match &self.node_names {
+            None => out.extend_from_slice(b"null"),
+            Some(names) => {
+                out.push(b'[');
+                for (i, name) in names.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_str(&mut out, name)?;
+                }
+                out.push(b']');
+            }
+        }
+        out.extend_from_slice(br#","FailedNodes":"#);
+        write_failed(&mut out, &self.failed_nodes)?;
+        out.extend_from_slice(br#","FailedAndUnresolvableNodes":"#);
+        write_failed(&mut out, &self.failed_and_unresolvable_nodes)?;
+        out.extend_from_slice(br#","Error":"#);
+        write_str(&mut out, &self.error)?;
+        out.push(b'}');
+        Ok(out)
+    }
+}
+
+/// `{"node":"reason",...}`; each distinct reason text is encoded once.
+fn write_failed(out: &mut Vec<u8>, failed: &FailedNodes<'_>) -> Result<(), serde_json::Error> {
+    let mut encoded: HashMap<*const u8, (usize, usize), foldhash::fast::RandomState> =
+        HashMap::default();
+    out.push(b'{');
+    for (i, (node, reason)) in failed.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, node)?;
+        out.push(b':');
+        match encoded.get(&reason.as_ptr()) {
+            Some(&(start, end)) => out.extend_from_within(start..end),
+            None => {
+                let start = out.len();
+                write_str(out, reason)?;
+                encoded.insert(reason.as_ptr(), (start, out.len()));
+            }
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// `s` as a JSON string.
+fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
+    if needs_escape(s.as_bytes()) {
+        return serde_json::to_writer(out, s);
+    }
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+    Ok(())
+}
+
+/// Whether JSON needs any byte of `bytes` escaped (a control character, `"`
+/// or `\`). Checked 16 bytes at a time without early exit, which the
+/// compiler turns into vector compares.
+fn needs_escape(bytes: &[u8]) -> bool {
+    bytes.chunks(16).any(|chunk| {
+        chunk.iter().fold(false, |bad, &b| {
+            bad | (b < 0x20) | (b == b'"') | (b == b'\\')
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::policy::Failure;
+
+    #[test]
+    fn hand_written_answer_is_byte_for_byte_serdes() {
+        let mut r = ExtenderFilterResult {
+            node_names: Some(vec![
+                Cow::Borrowed("plain"),
+                Cow::Borrowed("quote\"d"),
+                Cow::Owned("tab\there\u{1}".to_string()),
+                Cow::Borrowed("ünïcode"),
+            ]),
+            ..Default::default()
+        };
+        let shared = Failure::unschedulable("zone \"a\" is full\n");
+        r.record_failure("n1", shared.clone());
+        r.record_failure("n\\2", shared);
+        r.record_failure("n3", Failure::unresolvable("node(s) had untolerated taint"));
+        r.record_failure("n4", Failure::unschedulable("other"));
+        let ours = r.to_json(0).unwrap();
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            serde_json::to_string(&r).unwrap()
+        );
+
+        let errored = ExtenderFilterResult {
+            error: "cannot decode ExtenderArgs: \"x\"".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            errored.to_json(0).unwrap(),
+            serde_json::to_vec(&errored).unwrap()
+        );
+    }
+
+    #[test]
+    fn escape_check_finds_every_byte_that_needs_it() {
+        for len in [0usize, 1, 15, 16, 17, 40] {
+            let clean = "a".repeat(len);
+            assert!(!needs_escape(clean.as_bytes()));
+            for at in 0..len {
+                for bad in [b'"', b'\\', b'\n', 0x00, 0x1f] {
+                    let mut s = clean.clone().into_bytes();
+                    s[at] = bad;
+                    assert!(needs_escape(&s), "{bad:#x} at {at} of {len}");
+                }
+            }
+        }
+        assert!(!needs_escape("é ü 🙂 ~ \u{7f}".as_bytes()));
+    }
+}
