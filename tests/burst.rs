@@ -159,8 +159,10 @@ impl Row {
             lat.get(((lat.len() as f64 - 1.0) * p) as usize)
                 .map_or(0.0, |d| d.as_secs_f64() * 1e3)
         };
+        let window_misses: usize = self.outcomes.iter().map(|o| o.window_misses).sum();
+        let bind_failures: usize = self.outcomes.iter().map(|o| o.bind_failures).sum();
         println!(
-            "{} | runs {:>2} | stranded runs {:>2} (pods {:>3}) | violating runs {:>2} ({:>3}) | {:>6.1} pods/s | cycle p50 {:>5.1} ms p99 {:>6.1} ms",
+            "{} | runs {:>2} | stranded runs {:>2} (pods {:>3}) | violating runs {:>2} ({:>3}) | {:>6.1} pods/s | cycle p50 {:>5.1} ms p99 {:>6.1} ms | window misses {window_misses} | bind failures {bind_failures}",
             self.case.label(),
             self.outcomes.len(),
             self.stranded_runs(),
@@ -174,8 +176,34 @@ impl Row {
     }
 }
 
+/// Harder than the realistic defaults: a slow binding cycle (a Permit or
+/// PreBind step before the bind call) and Bindings the API server refuses.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stress {
+    bind_call_delay_ms: (u64, u64),
+    refuse_every: u64,
+}
+
+impl Stress {
+    /// `BURST_BIND_CALL_DELAY_MS` ("lo-hi") and `BURST_REFUSE_EVERY`.
+    fn from_env() -> Self {
+        let delay = std::env::var("BURST_BIND_CALL_DELAY_MS").unwrap_or_default();
+        let (lo, hi) = delay.split_once('-').unwrap_or((&delay, &delay));
+        Stress {
+            bind_call_delay_ms: (lo.parse().unwrap_or(0), hi.parse().unwrap_or(0)),
+            refuse_every: env_or("BURST_REFUSE_EVERY", 0) as u64,
+        }
+    }
+}
+
 /// Every case `reps` times, each burst in its own namespace.
-async fn run_matrix(bench: &Bench, cases: &[Case], reps: usize, seed: u64) -> Vec<Row> {
+async fn run_matrix(
+    bench: &Bench,
+    cases: &[Case],
+    reps: usize,
+    seed: u64,
+    stress: Stress,
+) -> Vec<Row> {
     let driver = bench.driver();
     let mut rows = Vec::new();
     let mut n = 0;
@@ -183,21 +211,21 @@ async fn run_matrix(bench: &Bench, cases: &[Case], reps: usize, seed: u64) -> Ve
         let mut outcomes = Vec::new();
         for rep in 0..reps {
             n += 1;
-            let burst = Burst {
-                namespace: format!("burst-{seed}-{n}"),
-                replicas: case.replicas,
-                rules: case.rules,
-                binding: case.binding,
-                enforce: case.enforce,
-                extender: true,
-                tie_break: if rep % 2 == 0 {
-                    TieBreak::Random
-                } else {
-                    TieBreak::First
-                },
-                seed: seed.wrapping_mul(1000).wrapping_add(n),
-                bind_delay_ms: (1, 50),
+            let mut burst = Burst::new(
+                format!("burst-{seed}-{n}"),
+                case.replicas,
+                case.rules,
+                case.binding,
+            );
+            burst.enforce = case.enforce;
+            burst.tie_break = if rep % 2 == 0 {
+                TieBreak::Random
+            } else {
+                TieBreak::First
             };
+            burst.seed = seed.wrapping_mul(1000).wrapping_add(n);
+            burst.bind_call_delay_ms = stress.bind_call_delay_ms;
+            burst.refuse_every = stress.refuse_every;
             outcomes.push(driver.run(&burst).await);
         }
         let row = Row {
@@ -238,7 +266,7 @@ async fn burst_report() {
     let reps = env_or("BURST_REPS", 5);
     let config = std::env::var("BURST_CONFIG").unwrap_or_default();
     let bench = Bench::start(topology_for(replicas), &config).await;
-    let rows = run_matrix(&bench, &Case::all(replicas), reps, 1).await;
+    let rows = run_matrix(&bench, &Case::all(replicas), reps, 1, Stress::from_env()).await;
     for row in &rows {
         for o in &row.outcomes {
             assert_eq!(
@@ -287,7 +315,7 @@ fn assert_clean(rows: &[Row], replicas: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
     let bench = Bench::start(topology_for(30), PATIENT).await;
-    let rows = run_matrix(&bench, &Case::all(30), 2, 7).await;
+    let rows = run_matrix(&bench, &Case::all(30), 2, 7, Stress::default()).await;
     assert_clean(&rows, 30);
     assert!(scrape(&bench, "kube_arbiter_in_flight_waits_total").await > 0.0);
     assert_eq!(
@@ -307,7 +335,14 @@ async fn full_bar() {
     let config = std::env::var("BURST_CONFIG").unwrap_or_default();
     for replicas in [30, 300] {
         let bench = Bench::start(topology_for(replicas), &config).await;
-        let rows = run_matrix(&bench, &Case::all(replicas), reps, replicas as u64).await;
+        let rows = run_matrix(
+            &bench,
+            &Case::all(replicas),
+            reps,
+            replicas as u64,
+            Stress::from_env(),
+        )
+        .await;
         println!(
             "wait timeouts: {}",
             scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
@@ -510,17 +545,14 @@ async fn cost_report() {
                 .into_iter()
                 .enumerate()
             {
-                let burst = Burst {
-                    namespace: format!("cost-{replicas}-{rep}-{k}"),
+                let mut burst = Burst::new(
+                    format!("cost-{replicas}-{rep}-{k}"),
                     replicas,
-                    rules: Rules::SpreadAndAntiAffinity,
-                    binding: Binding::Verb,
-                    enforce: true,
-                    extender,
-                    tie_break: TieBreak::Random,
-                    seed: rep as u64,
-                    bind_delay_ms: (1, 50),
-                };
+                    Rules::SpreadAndAntiAffinity,
+                    Binding::Verb,
+                );
+                burst.extender = extender;
+                burst.seed = rep as u64;
                 pps[k].push(bench.driver().run(&burst).await.pods_per_second());
             }
         }
@@ -552,17 +584,14 @@ async fn cost_report() {
             topology.node_names(),
             stop.clone(),
         ));
-        let burst = Burst {
-            namespace: format!("cost-{replicas}-probe"),
+        let mut burst = Burst::new(
+            format!("cost-{replicas}-probe"),
             replicas,
-            rules: Rules::SpreadAndAntiAffinity,
-            binding: Binding::ApiServer,
-            enforce: false,
-            extender: true,
-            tie_break: TieBreak::Random,
-            seed: 99,
-            bind_delay_ms: (1, 50),
-        };
+            Rules::SpreadAndAntiAffinity,
+            Binding::ApiServer,
+        );
+        burst.enforce = false;
+        burst.seed = 99;
         let outcome = waiting.driver().run(&burst).await;
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let during = probe.await.unwrap();
