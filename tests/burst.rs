@@ -381,6 +381,36 @@ impl Bench {
     }
 }
 
+impl Bench {
+    async fn wait_for_pods_in_view(&self, n: usize) {
+        let line = format!("kube_arbiter_view_objects{{kind=\"Pod\"}} {n}");
+        eventually("the view to hold the pods", || async {
+            let text = self
+                .client
+                .get(self.server.url("/metrics"))
+                .send()
+                .await
+                .ok()?
+                .text()
+                .await
+                .ok()?;
+            text.contains(&line).then_some(())
+        })
+        .await;
+    }
+
+    /// A filter for `pod` over every node, answered in a task.
+    fn filter_in_background(
+        &self,
+        pod: serde_json::Value,
+    ) -> tokio::task::JoinHandle<reqwest::Response> {
+        let client = self.client.clone();
+        let url = self.server.url("/scheduler/filter");
+        let body = serde_json::json!({"Pod": pod, "NodeNames": self.topology.node_names()});
+        tokio::spawn(async move { client.post(url).json(&body).send().await.unwrap() })
+    }
+}
+
 const SMALL: Topology = Topology {
     zones: 3,
     nodes_per_zone: 2,
@@ -460,33 +490,68 @@ async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
     let bench = Bench::start(SMALL, PATIENT).await;
     let a = lone_pod("shop", "a", "web", "web");
     bench.api.apply("Pod", a.clone());
-    eventually("the view to hold a", || async {
-        let text = bench
-            .client
-            .get(bench.server.url("/metrics"))
-            .send()
-            .await
-            .ok()?
-            .text()
-            .await
-            .ok()?;
-        text.contains("kube_arbiter_view_objects{kind=\"Pod\"} 1")
-            .then_some(())
-    })
-    .await;
+    bench.wait_for_pods_in_view(1).await;
     bench.filter(&a).await;
-    let b = lone_pod("shop", "b", "web", "web");
-    let waiting = {
-        let client = bench.client.clone();
-        let url = bench.server.url("/scheduler/filter");
-        let body = serde_json::json!({"Pod": b, "NodeNames": SMALL.node_names()});
-        tokio::spawn(async move { client.post(url).json(&body).send().await.unwrap() })
-    };
+    let waiting = bench.filter_in_background(lone_pod("shop", "b", "web", "web"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     bench.api.delete("Pod", "shop", "a");
     assert_eq!(waiting.await.unwrap().status(), 200);
     assert_eq!(
         scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_kube_scheduler_gave_up_on_releases_its_waiters() {
+    let bench = Bench::start(SMALL, PATIENT).await;
+    let a = lone_pod("shop", "a", "web", "web");
+    bench.api.apply("Pod", a.clone());
+    bench.wait_for_pods_in_view(1).await;
+    bench.filter(&a).await;
+    let waiting = bench.filter_in_background(lone_pod("shop", "b", "web", "web"));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // a's binding failed: kube-scheduler's failure handler writes this.
+    let message = "Operation cannot be fulfilled on pods/binding";
+    assert!(
+        bench
+            .api
+            .record_scheduling_failure("shop", "a", "SchedulerError", message)
+    );
+    assert_eq!(waiting.await.unwrap().status(), 200);
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
+        1.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_filter_for_a_pod_in_flight_ends_its_earlier_attempt() {
+    let bench = Bench::start(SMALL, PATIENT).await;
+    let a = lone_pod("shop", "a", "web", "web");
+    bench.api.apply("Pod", a.clone());
+    bench.wait_for_pods_in_view(1).await;
+    bench.filter(&a).await;
+    assert_eq!(scrape(&bench, "kube_arbiter_in_flight_pods").await, 1.0);
+    // kube-scheduler tries a again (its binding did not happen), and this
+    // time no node sent is feasible: a is not in flight any more.
+    let again = serde_json::json!({"Pod": a, "NodeNames": ["no-such-node"]});
+    let r = bench
+        .client
+        .post(bench.server.url("/scheduler/filter"))
+        .json(&again)
+        .send()
+        .await
+        .unwrap();
+    let answer: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(answer["NodeNames"], serde_json::json!([]), "{answer}");
+    bench.filter(&lone_pod("shop", "b", "web", "web")).await;
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
         0.0
     );
 }
