@@ -668,3 +668,94 @@ async fn cost_report() {
         );
     }
 }
+
+/// The histogram's (sum, count) from the metrics text.
+async fn scrape_histogram(bench: &Bench, name: &str) -> (f64, f64) {
+    (
+        scrape(bench, &format!("{name}_sum")).await,
+        scrape(bench, &format!("{name}_count")).await,
+    )
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Issue 14's throughput goal: a burst of 1,000 replicas (zone spread and
+/// hostname anti-affinity) on 1,000 and 5,000 nodes, kube-arbiter as the
+/// enforcer's setup (bind verb) with the driver's own enforcement on:
+/// pods/s of the first pass with kube-arbiter (default settings, and with
+/// the in-flight wait off) against the driver alone, and where a pod's
+/// cycle time goes. `BURST_REPS` (3) bursts per variant, each cleaned up.
+/// `cargo test --release --test burst -- --ignored --nocapture throughput_report`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a report: run by hand with --nocapture"]
+async fn throughput_report() {
+    let reps = env_or("BURST_REPS", 3);
+    let replicas = env_or("BURST_REPLICAS", 1000);
+    let wait = "kube_arbiter_in_flight_wait_seconds";
+    for nodes in [1000, 5000] {
+        let topology = Topology {
+            zones: 4,
+            nodes_per_zone: nodes / 4,
+        };
+        let waiting = Bench::start(topology, "").await;
+        let off = Bench::start(topology, "live:\n  inFlightWaitMillis: 0\n").await;
+        // (label, bench, ask the extender)
+        let variants = [
+            ("driver alone", &waiting, false),
+            ("with kube-arbiter", &waiting, true),
+            ("with kube-arbiter, wait off", &off, true),
+        ];
+        let mut pps = vec![Vec::new(); variants.len()];
+        for rep in 0..reps {
+            for (k, (label, bench, extender)) in variants.iter().enumerate() {
+                let mut burst = Burst::new(
+                    format!("tp-{nodes}-{rep}-{k}"),
+                    replicas,
+                    Rules::SpreadAndAntiAffinity,
+                    Binding::Verb,
+                );
+                burst.extender = *extender;
+                burst.seed = rep as u64;
+                let before = scrape_histogram(bench, wait).await;
+                let o = bench.driver().run(&burst).await;
+                let after = scrape_histogram(bench, wait).await;
+                assert!(o.violations.is_empty(), "{label}: {:?}", o.violations);
+                pps[k].push(o.pods_per_second());
+                let per_pod = |d: Duration| ms(d) / o.cycles as f64;
+                let mut bind = o.bind_calls.clone();
+                bind.sort();
+                let (waited, waits) = (after.0 - before.0, after.1 - before.1);
+                println!(
+                    "{nodes} nodes, {label}: {:.1} pods/s | per pod: own filter {:.3} ms, extender filter {:.3} ms \
+                     (of which in-flight waits {:.3} ms: {waits} waits), prioritize {:.3} ms, rest {:.3} ms | \
+                     bind call p50 {:.1} ms (async) | stranded {} window misses {}",
+                    o.pods_per_second(),
+                    per_pod(o.own_filter),
+                    per_pod(o.extender_filter),
+                    waited * 1e3 / o.cycles as f64,
+                    per_pod(o.prioritize),
+                    per_pod(
+                        o.cycles_took
+                            .saturating_sub(o.own_filter + o.extender_filter + o.prioritize)
+                    ),
+                    bind.get(bind.len() / 2).map_or(0.0, |d| ms(*d)),
+                    o.stranded.len(),
+                    o.window_misses,
+                );
+                burst.delete_pods(&bench.api);
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let alone = mean(&pps[0]);
+        println!(
+            "{nodes} nodes, {replicas} replicas: driver alone {alone:.1} pods/s; with kube-arbiter {:.1} pods/s \
+             (ratio {:.3}); with the wait off {:.1} pods/s (ratio {:.3})",
+            mean(&pps[1]),
+            mean(&pps[1]) / alone,
+            mean(&pps[2]),
+            mean(&pps[2]) / alone,
+        );
+    }
+}

@@ -174,6 +174,22 @@ impl Burst {
         }
     }
 
+    /// Who binds: without the extender the scheduler POSTs the Binding.
+    fn binder(&self) -> Binding {
+        if self.extender {
+            self.binding
+        } else {
+            Binding::ApiServer
+        }
+    }
+
+    /// Remove the burst's pods from the API server (and so from the views).
+    pub fn delete_pods(&self, api: &FakeApiServer) {
+        for i in 0..self.replicas {
+            api.delete("Pod", &self.namespace, &format!("{APP}-{i:03}"));
+        }
+    }
+
     pub fn pod(&self, i: usize) -> Value {
         let name = format!("{APP}-{i:03}");
         let selector = json!({"matchLabels": {"app": APP}});
@@ -239,7 +255,8 @@ impl Outcome {
 /// Where the driver sends its calls.
 pub struct Driver<'a> {
     pub api: &'a FakeApiServer,
-    /// HTTPS client that trusts kube-arbiter's certificate.
+    /// HTTPS client that trusts kube-arbiter's certificate (also used for
+    /// the fake API server's plain HTTP).
     pub extender: reqwest::Client,
     /// e.g. `https://localhost:PORT/scheduler`
     pub extender_url: String,
@@ -338,7 +355,7 @@ impl Driver<'_> {
                 Cycle::Placed(node) => {
                     cache.lock().unwrap().insert(name(pod), node.clone());
                     let delay = rng.between(burst.bind_call_delay_ms);
-                    bindings.spawn(self.binding_cycle(burst.binding, pod, node, delay, &cache, i));
+                    bindings.spawn(self.binding_cycle(burst.binder(), pod, node, delay, &cache, i));
                 }
                 Cycle::Unschedulable(why) => {
                     self.record_rejection(pod, why, &mut out);
@@ -404,7 +421,7 @@ impl Driver<'_> {
                 match self.cycle(burst, pod, cache, walk, rng, &mut ignored).await {
                     Cycle::Placed(node) => {
                         cache.lock().unwrap().insert(name(pod), node.clone());
-                        let bound = self.binding_cycle(burst.binding, pod, node, 0, cache, i);
+                        let bound = self.binding_cycle(burst.binder(), pod, node, 0, cache, i);
                         if bound.await.1 {
                             break;
                         }
@@ -461,13 +478,17 @@ impl Driver<'_> {
             .await;
         out.prioritize += scoring.elapsed();
         out.extender_latency.push(asked.elapsed());
+        let by_host: HashMap<&str, i64> = scored
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|h| Some((h["Host"].as_str()?, h["Score"].as_i64()?)))
+            .collect();
         let scores: Vec<i64> = feasible
             .iter()
             .map(|n| {
-                scored
-                    .as_array()
-                    .and_then(|a| a.iter().find(|h| h["Host"] == n.as_str()))
-                    .and_then(|h| h["Score"].as_i64())
+                *by_host
+                    .get(n.as_str())
                     .unwrap_or_else(|| panic!("no score for {n} in {scored}"))
             })
             .collect();
@@ -548,12 +569,7 @@ impl Driver<'_> {
                     let binding = json!({"apiVersion": "v1", "kind": "Binding",
                         "metadata": {"name": name, "namespace": ns, "uid": uid},
                         "target": {"apiVersion": "v1", "kind": "Node", "name": node}});
-                    let r = reqwest::Client::new()
-                        .post(api_url)
-                        .json(&binding)
-                        .send()
-                        .await
-                        .unwrap();
+                    let r = client.post(api_url).json(&binding).send().await.unwrap();
                     if r.status().is_success() {
                         Ok(())
                     } else {
