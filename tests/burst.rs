@@ -267,6 +267,11 @@ async fn burst_report() {
     let config = std::env::var("BURST_CONFIG").unwrap_or_default();
     let bench = Bench::start(topology_for(replicas), &config).await;
     let rows = run_matrix(&bench, &Case::all(replicas), reps, 1, Stress::from_env()).await;
+    println!(
+        "wait timeouts: {}",
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
+    );
+    print_wait_histogram(&bench).await;
     for row in &rows {
         for o in &row.outcomes {
             assert_eq!(
@@ -324,6 +329,25 @@ async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
     );
 }
 
+/// How long the in-flight waits took, bucket by bucket (cumulative).
+async fn print_wait_histogram(bench: &Bench) {
+    let text = bench
+        .client
+        .get(bench.server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("kube_arbiter_in_flight_wait_seconds"))
+    {
+        println!("{line}");
+    }
+}
+
 /// The full bar: bursts of 30 and 300, every combination, 20 times each,
 /// with kube-arbiter's default settings or `BURST_CONFIG` (YAML). Half an
 /// hour in release mode on two cores:
@@ -347,6 +371,7 @@ async fn full_bar() {
             "wait timeouts: {}",
             scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
         );
+        print_wait_histogram(&bench).await;
         assert_clean(&rows, replicas);
     }
 }
