@@ -81,8 +81,8 @@ pub enum Settled {
 #[derive(Debug, Default)]
 pub struct InFlight {
     pods: Mutex<Map<(String, String), Entry>>,
-    /// Woken when an entry leaves the ledger without a publish of the view
-    /// (a new attempt for the pod).
+    /// Woken when entries leave the ledger without a publish of the view
+    /// (a new attempt for the pod, a timeout).
     dropped: Notify,
     wait: Duration,
     max_age: Duration,
@@ -220,6 +220,8 @@ impl InFlight {
         }
     }
 
+    /// Drop `pods` after a timeout; other decisions waiting for them go
+    /// ahead too instead of timing out one by one.
     fn give_up(&self, pods: &[Arc<Pod>]) {
         let mut ledger = self.lock();
         for p in pods {
@@ -228,6 +230,8 @@ impl InFlight {
                 ledger.remove(&k);
             }
         }
+        drop(ledger);
+        self.dropped.notify_waiters();
     }
 
     /// Drop the entries `snapshot` resolves and those past `max_age`.
