@@ -68,7 +68,7 @@ impl Default for LiveSettings {
             assume_ttl_seconds: 30,
             stale_after_seconds: 60,
             publish_interval_millis: 5,
-            in_flight_wait_millis: 250,
+            in_flight_wait_millis: 1000,
         }
     }
 }
@@ -162,7 +162,7 @@ mod tests {
         assert_eq!(c.live.assume_ttl(), Duration::from_secs(10));
         assert_eq!(c.live.publish_interval(), Duration::from_millis(2));
         assert_eq!(c.live.stale_after_seconds, 60);
-        assert_eq!(c.live.in_flight_wait(), Duration::from_millis(250));
+        assert_eq!(c.live.in_flight_wait(), Duration::from_secs(1));
         let c = Config::parse("live:\n  inFlightWaitMillis: 0\n").unwrap();
         assert!(c.live.in_flight_wait().is_zero());
         assert!(Config::parse("live:\n  ttl: 1\n").is_err());

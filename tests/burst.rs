@@ -159,8 +159,10 @@ impl Row {
             lat.get(((lat.len() as f64 - 1.0) * p) as usize)
                 .map_or(0.0, |d| d.as_secs_f64() * 1e3)
         };
+        let window_misses: usize = self.outcomes.iter().map(|o| o.window_misses).sum();
+        let bind_failures: usize = self.outcomes.iter().map(|o| o.bind_failures).sum();
         println!(
-            "{} | runs {:>2} | stranded runs {:>2} (pods {:>3}) | violating runs {:>2} ({:>3}) | {:>6.1} pods/s | cycle p50 {:>5.1} ms p99 {:>6.1} ms",
+            "{} | runs {:>2} | stranded runs {:>2} (pods {:>3}) | violating runs {:>2} ({:>3}) | {:>6.1} pods/s | cycle p50 {:>5.1} ms p99 {:>6.1} ms | window misses {window_misses} | bind failures {bind_failures}",
             self.case.label(),
             self.outcomes.len(),
             self.stranded_runs(),
@@ -174,8 +176,34 @@ impl Row {
     }
 }
 
+/// Harder than the realistic defaults: a slow binding cycle (a Permit or
+/// PreBind step before the bind call) and Bindings the API server refuses.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stress {
+    bind_call_delay_ms: (u64, u64),
+    refuse_every: u64,
+}
+
+impl Stress {
+    /// `BURST_BIND_CALL_DELAY_MS` ("lo-hi") and `BURST_REFUSE_EVERY`.
+    fn from_env() -> Self {
+        let delay = std::env::var("BURST_BIND_CALL_DELAY_MS").unwrap_or_default();
+        let (lo, hi) = delay.split_once('-').unwrap_or((&delay, &delay));
+        Stress {
+            bind_call_delay_ms: (lo.parse().unwrap_or(0), hi.parse().unwrap_or(0)),
+            refuse_every: env_or("BURST_REFUSE_EVERY", 0) as u64,
+        }
+    }
+}
+
 /// Every case `reps` times, each burst in its own namespace.
-async fn run_matrix(bench: &Bench, cases: &[Case], reps: usize, seed: u64) -> Vec<Row> {
+async fn run_matrix(
+    bench: &Bench,
+    cases: &[Case],
+    reps: usize,
+    seed: u64,
+    stress: Stress,
+) -> Vec<Row> {
     let driver = bench.driver();
     let mut rows = Vec::new();
     let mut n = 0;
@@ -183,21 +211,21 @@ async fn run_matrix(bench: &Bench, cases: &[Case], reps: usize, seed: u64) -> Ve
         let mut outcomes = Vec::new();
         for rep in 0..reps {
             n += 1;
-            let burst = Burst {
-                namespace: format!("burst-{seed}-{n}"),
-                replicas: case.replicas,
-                rules: case.rules,
-                binding: case.binding,
-                enforce: case.enforce,
-                extender: true,
-                tie_break: if rep % 2 == 0 {
-                    TieBreak::Random
-                } else {
-                    TieBreak::First
-                },
-                seed: seed.wrapping_mul(1000).wrapping_add(n),
-                bind_delay_ms: (1, 50),
+            let mut burst = Burst::new(
+                format!("burst-{seed}-{n}"),
+                case.replicas,
+                case.rules,
+                case.binding,
+            );
+            burst.enforce = case.enforce;
+            burst.tie_break = if rep % 2 == 0 {
+                TieBreak::Random
+            } else {
+                TieBreak::First
             };
+            burst.seed = seed.wrapping_mul(1000).wrapping_add(n);
+            burst.bind_call_delay_ms = stress.bind_call_delay_ms;
+            burst.refuse_every = stress.refuse_every;
             outcomes.push(driver.run(&burst).await);
         }
         let row = Row {
@@ -238,7 +266,12 @@ async fn burst_report() {
     let reps = env_or("BURST_REPS", 5);
     let config = std::env::var("BURST_CONFIG").unwrap_or_default();
     let bench = Bench::start(topology_for(replicas), &config).await;
-    let rows = run_matrix(&bench, &Case::all(replicas), reps, 1).await;
+    let rows = run_matrix(&bench, &Case::all(replicas), reps, 1, Stress::from_env()).await;
+    println!(
+        "wait timeouts: {}",
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
+    );
+    print_wait_histogram(&bench).await;
     for row in &rows {
         for o in &row.outcomes {
             assert_eq!(
@@ -287,13 +320,32 @@ fn assert_clean(rows: &[Row], replicas: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
     let bench = Bench::start(topology_for(30), PATIENT).await;
-    let rows = run_matrix(&bench, &Case::all(30), 2, 7).await;
+    let rows = run_matrix(&bench, &Case::all(30), 2, 7, Stress::default()).await;
     assert_clean(&rows, 30);
     assert!(scrape(&bench, "kube_arbiter_in_flight_waits_total").await > 0.0);
     assert_eq!(
         scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
         0.0
     );
+}
+
+/// How long the in-flight waits took, bucket by bucket (cumulative).
+async fn print_wait_histogram(bench: &Bench) {
+    let text = bench
+        .client
+        .get(bench.server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("kube_arbiter_in_flight_wait_seconds"))
+    {
+        println!("{line}");
+    }
 }
 
 /// The full bar: bursts of 30 and 300, every combination, 20 times each,
@@ -307,11 +359,19 @@ async fn full_bar() {
     let config = std::env::var("BURST_CONFIG").unwrap_or_default();
     for replicas in [30, 300] {
         let bench = Bench::start(topology_for(replicas), &config).await;
-        let rows = run_matrix(&bench, &Case::all(replicas), reps, replicas as u64).await;
+        let rows = run_matrix(
+            &bench,
+            &Case::all(replicas),
+            reps,
+            replicas as u64,
+            Stress::from_env(),
+        )
+        .await;
         println!(
             "wait timeouts: {}",
             scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
         );
+        print_wait_histogram(&bench).await;
         assert_clean(&rows, replicas);
     }
 }
@@ -343,6 +403,36 @@ impl Bench {
         let answer: serde_json::Value = r.json().await.unwrap();
         assert_eq!(answer["Error"], "", "{answer}");
         answer
+    }
+}
+
+impl Bench {
+    async fn wait_for_pods_in_view(&self, n: usize) {
+        let line = format!("kube_arbiter_view_objects{{kind=\"Pod\"}} {n}");
+        eventually("the view to hold the pods", || async {
+            let text = self
+                .client
+                .get(self.server.url("/metrics"))
+                .send()
+                .await
+                .ok()?
+                .text()
+                .await
+                .ok()?;
+            text.contains(&line).then_some(())
+        })
+        .await;
+    }
+
+    /// A filter for `pod` over every node, answered in a task.
+    fn filter_in_background(
+        &self,
+        pod: serde_json::Value,
+    ) -> tokio::task::JoinHandle<reqwest::Response> {
+        let client = self.client.clone();
+        let url = self.server.url("/scheduler/filter");
+        let body = serde_json::json!({"Pod": pod, "NodeNames": self.topology.node_names()});
+        tokio::spawn(async move { client.post(url).json(&body).send().await.unwrap() })
     }
 }
 
@@ -425,33 +515,68 @@ async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
     let bench = Bench::start(SMALL, PATIENT).await;
     let a = lone_pod("shop", "a", "web", "web");
     bench.api.apply("Pod", a.clone());
-    eventually("the view to hold a", || async {
-        let text = bench
-            .client
-            .get(bench.server.url("/metrics"))
-            .send()
-            .await
-            .ok()?
-            .text()
-            .await
-            .ok()?;
-        text.contains("kube_arbiter_view_objects{kind=\"Pod\"} 1")
-            .then_some(())
-    })
-    .await;
+    bench.wait_for_pods_in_view(1).await;
     bench.filter(&a).await;
-    let b = lone_pod("shop", "b", "web", "web");
-    let waiting = {
-        let client = bench.client.clone();
-        let url = bench.server.url("/scheduler/filter");
-        let body = serde_json::json!({"Pod": b, "NodeNames": SMALL.node_names()});
-        tokio::spawn(async move { client.post(url).json(&body).send().await.unwrap() })
-    };
+    let waiting = bench.filter_in_background(lone_pod("shop", "b", "web", "web"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     bench.api.delete("Pod", "shop", "a");
     assert_eq!(waiting.await.unwrap().status(), 200);
     assert_eq!(
         scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_kube_scheduler_gave_up_on_releases_its_waiters() {
+    let bench = Bench::start(SMALL, PATIENT).await;
+    let a = lone_pod("shop", "a", "web", "web");
+    bench.api.apply("Pod", a.clone());
+    bench.wait_for_pods_in_view(1).await;
+    bench.filter(&a).await;
+    let waiting = bench.filter_in_background(lone_pod("shop", "b", "web", "web"));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // a's binding failed: kube-scheduler's failure handler writes this.
+    let message = "Operation cannot be fulfilled on pods/binding";
+    assert!(
+        bench
+            .api
+            .record_scheduling_failure("shop", "a", "SchedulerError", message)
+    );
+    assert_eq!(waiting.await.unwrap().status(), 200);
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
+        1.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_filter_for_a_pod_in_flight_ends_its_earlier_attempt() {
+    let bench = Bench::start(SMALL, PATIENT).await;
+    let a = lone_pod("shop", "a", "web", "web");
+    bench.api.apply("Pod", a.clone());
+    bench.wait_for_pods_in_view(1).await;
+    bench.filter(&a).await;
+    assert_eq!(scrape(&bench, "kube_arbiter_in_flight_pods").await, 1.0);
+    // kube-scheduler tries a again (its binding did not happen), and this
+    // time no node sent is feasible: a is not in flight any more.
+    let again = serde_json::json!({"Pod": a, "NodeNames": ["no-such-node"]});
+    let r = bench
+        .client
+        .post(bench.server.url("/scheduler/filter"))
+        .json(&again)
+        .send()
+        .await
+        .unwrap();
+    let answer: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(answer["NodeNames"], serde_json::json!([]), "{answer}");
+    bench.filter(&lone_pod("shop", "b", "web", "web")).await;
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
         0.0
     );
 }
@@ -510,17 +635,14 @@ async fn cost_report() {
                 .into_iter()
                 .enumerate()
             {
-                let burst = Burst {
-                    namespace: format!("cost-{replicas}-{rep}-{k}"),
+                let mut burst = Burst::new(
+                    format!("cost-{replicas}-{rep}-{k}"),
                     replicas,
-                    rules: Rules::SpreadAndAntiAffinity,
-                    binding: Binding::Verb,
-                    enforce: true,
-                    extender,
-                    tie_break: TieBreak::Random,
-                    seed: rep as u64,
-                    bind_delay_ms: (1, 50),
-                };
+                    Rules::SpreadAndAntiAffinity,
+                    Binding::Verb,
+                );
+                burst.extender = extender;
+                burst.seed = rep as u64;
                 pps[k].push(bench.driver().run(&burst).await.pods_per_second());
             }
         }
@@ -552,17 +674,14 @@ async fn cost_report() {
             topology.node_names(),
             stop.clone(),
         ));
-        let burst = Burst {
-            namespace: format!("cost-{replicas}-probe"),
+        let mut burst = Burst::new(
+            format!("cost-{replicas}-probe"),
             replicas,
-            rules: Rules::SpreadAndAntiAffinity,
-            binding: Binding::ApiServer,
-            enforce: false,
-            extender: true,
-            tie_break: TieBreak::Random,
-            seed: 99,
-            bind_delay_ms: (1, 50),
-        };
+            Rules::SpreadAndAntiAffinity,
+            Binding::ApiServer,
+        );
+        burst.enforce = false;
+        burst.seed = 99;
         let outcome = waiting.driver().run(&burst).await;
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let during = probe.await.unwrap();
@@ -571,6 +690,97 @@ async fn cost_report() {
             quantiles(idle),
             outcome.pods_per_second(),
             quantiles(during)
+        );
+    }
+}
+
+/// The histogram's (sum, count) from the metrics text.
+async fn scrape_histogram(bench: &Bench, name: &str) -> (f64, f64) {
+    (
+        scrape(bench, &format!("{name}_sum")).await,
+        scrape(bench, &format!("{name}_count")).await,
+    )
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Issue 14's throughput goal: a burst of 1,000 replicas (zone spread and
+/// hostname anti-affinity) on 1,000 and 5,000 nodes, kube-arbiter as the
+/// enforcer's setup (bind verb) with the driver's own enforcement on:
+/// pods/s of the first pass with kube-arbiter (default settings, and with
+/// the in-flight wait off) against the driver alone, and where a pod's
+/// cycle time goes. `BURST_REPS` (3) bursts per variant, each cleaned up.
+/// `cargo test --release --test burst -- --ignored --nocapture throughput_report`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a report: run by hand with --nocapture"]
+async fn throughput_report() {
+    let reps = env_or("BURST_REPS", 3);
+    let replicas = env_or("BURST_REPLICAS", 1000);
+    let wait = "kube_arbiter_in_flight_wait_seconds";
+    for nodes in [1000, 5000] {
+        let topology = Topology {
+            zones: 4,
+            nodes_per_zone: nodes / 4,
+        };
+        let waiting = Bench::start(topology, "").await;
+        let off = Bench::start(topology, "live:\n  inFlightWaitMillis: 0\n").await;
+        // (label, bench, ask the extender)
+        let variants = [
+            ("driver alone", &waiting, false),
+            ("with kube-arbiter", &waiting, true),
+            ("with kube-arbiter, wait off", &off, true),
+        ];
+        let mut pps = vec![Vec::new(); variants.len()];
+        for rep in 0..reps {
+            for (k, (label, bench, extender)) in variants.iter().enumerate() {
+                let mut burst = Burst::new(
+                    format!("tp-{nodes}-{rep}-{k}"),
+                    replicas,
+                    Rules::SpreadAndAntiAffinity,
+                    Binding::Verb,
+                );
+                burst.extender = *extender;
+                burst.seed = rep as u64;
+                let before = scrape_histogram(bench, wait).await;
+                let o = bench.driver().run(&burst).await;
+                let after = scrape_histogram(bench, wait).await;
+                assert!(o.violations.is_empty(), "{label}: {:?}", o.violations);
+                pps[k].push(o.pods_per_second());
+                let per_pod = |d: Duration| ms(d) / o.cycles as f64;
+                let mut bind = o.bind_calls.clone();
+                bind.sort();
+                let (waited, waits) = (after.0 - before.0, after.1 - before.1);
+                println!(
+                    "{nodes} nodes, {label}: {:.1} pods/s | per pod: own filter {:.3} ms, extender filter {:.3} ms \
+                     (of which in-flight waits {:.3} ms: {waits} waits), prioritize {:.3} ms, rest {:.3} ms | \
+                     bind call p50 {:.1} ms (async) | stranded {} window misses {}",
+                    o.pods_per_second(),
+                    per_pod(o.own_filter),
+                    per_pod(o.extender_filter),
+                    waited * 1e3 / o.cycles as f64,
+                    per_pod(o.prioritize),
+                    per_pod(
+                        o.cycles_took
+                            .saturating_sub(o.own_filter + o.extender_filter + o.prioritize)
+                    ),
+                    bind.get(bind.len() / 2).map_or(0.0, |d| ms(*d)),
+                    o.stranded.len(),
+                    o.window_misses,
+                );
+                burst.delete_pods(&bench.api);
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let alone = mean(&pps[0]);
+        println!(
+            "{nodes} nodes, {replicas} replicas: driver alone {alone:.1} pods/s; with kube-arbiter {:.1} pods/s \
+             (ratio {:.3}); with the wait off {:.1} pods/s (ratio {:.3})",
+            mean(&pps[1]),
+            mean(&pps[1]) / alone,
+            mean(&pps[2]),
+            mean(&pps[2]) / alone,
         );
     }
 }

@@ -39,7 +39,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
-    let incoming = in_flight::settle(&state, &body).await;
+    let incoming = in_flight::settle(&state, &body, in_flight::Verb::Filter).await;
     let snapshot = state.view.current();
     let config = state.config.clone();
     run_sized(body.len(), move || {
@@ -64,7 +64,7 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
 }
 
 async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
-    let incoming = in_flight::settle(&state, &body).await;
+    let incoming = in_flight::settle(&state, &body, in_flight::Verb::Prioritize).await;
     on_snapshot_sized(&state, body.len(), move |snapshot, config| {
         let list = prioritize_body(snapshot, &config.scheduling, &body)?;
         if let Some(incoming) = incoming

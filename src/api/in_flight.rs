@@ -28,15 +28,28 @@ impl Incoming {
     }
 }
 
+/// Which verb a request is: kube-scheduler calls `filter` once per
+/// scheduling attempt of a pod, then `prioritize` for the same attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Filter,
+    Prioritize,
+}
+
 /// Wait until no in-flight pod the request's pod could count is left
 /// (at most `live.inFlightWaitMillis`). `None` when the ledger is off or
 /// the body has no decodable pod (the decision then reports the error).
-pub async fn settle(state: &AppState, body: &[u8]) -> Option<Incoming> {
+/// A `filter` starts a new attempt for its pod: its earlier one, if still
+/// in flight, did not bind and stops holding others up.
+pub async fn settle(state: &AppState, body: &[u8], verb: Verb) -> Option<Incoming> {
     let ledger = &state.in_flight;
     if !ledger.is_enabled() {
         return None;
     }
     let pod: Arc<Pod> = Arc::new(AnyCase::parse(body).ok()?.get("Pod").ok()??);
+    if verb == Verb::Filter {
+        ledger.new_attempt(&pod);
+    }
     if !ledger.is_empty()
         && let Some(snapshot) = state.view.current()
         && let Ok(relation) = PodRelation::prepare(&snapshot, &pod, &state.config.scheduling)

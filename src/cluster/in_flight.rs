@@ -9,8 +9,11 @@
 //! view (docs/burst-safety.md). A pod is resolved when the view shows it
 //! bound (the bind verb assumes it at arrival; or the watch), when it is
 //! gone from the view after having been seen there, when it is being
-//! deleted, when a waiter gave up on it, or when it is older than the
-//! ledger's `max_age`.
+//! deleted, when the view shows kube-scheduler gave up on this attempt (a
+//! `PodScheduled=False` condition it did not have when it went in flight),
+//! when kube-scheduler asks `filter` for it again (a new attempt: the
+//! previous one did not bind), when a waiter gave up on it, or when it is
+//! older than the ledger's `max_age`.
 //!
 //! The ledger only holds pods; which of them a decision waits for is the
 //! caller's rule (`policy::pod_relation`). Nothing here holds a lock across
@@ -18,6 +21,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use tokio::sync::Notify;
 
 use super::{ClusterView, Snapshot};
 use crate::model::Pod;
@@ -30,6 +36,33 @@ struct Entry {
     since: Instant,
     /// The view has shown the pod (unbound): its absence now means deleted.
     seen: bool,
+    /// The scheduling failures the pod already carried when this attempt
+    /// began, as the view and as kube-scheduler's copy showed them: any
+    /// other one is kube-scheduler giving up on this attempt.
+    earlier_failures: [Option<SchedulingFailure>; 2],
+}
+
+/// A `PodScheduled=False` condition, as far as telling one failure from
+/// the next goes (upstream's failure handler writes it only when one of
+/// these changed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SchedulingFailure {
+    reason: String,
+    message: u64,
+    since: Option<Timestamp>,
+}
+
+impl SchedulingFailure {
+    fn of(pod: &Pod) -> Option<Self> {
+        let c = pod
+            .condition("PodScheduled")
+            .filter(|c| c.status == "False")?;
+        Some(SchedulingFailure {
+            reason: c.reason.clone(),
+            message: c.message_fingerprint,
+            since: c.last_transition_time,
+        })
+    }
 }
 
 /// How one decision went through the ledger.
@@ -48,6 +81,9 @@ pub enum Settled {
 #[derive(Debug, Default)]
 pub struct InFlight {
     pods: Mutex<Map<(String, String), Entry>>,
+    /// Woken when entries leave the ledger without a publish of the view
+    /// (a new attempt for the pod, a timeout).
+    dropped: Notify,
     wait: Duration,
     max_age: Duration,
 }
@@ -58,6 +94,7 @@ impl InFlight {
     pub fn new(wait: Duration, max_age: Duration) -> Self {
         Self {
             pods: Mutex::default(),
+            dropped: Notify::new(),
             wait,
             max_age,
         }
@@ -77,15 +114,30 @@ impl InFlight {
         let mut pods = self.lock();
         self.prune(&mut pods, snapshot, now);
         let key = key(&pod);
-        let seen = find(snapshot, &pod).is_some();
+        let in_view = find(snapshot, &pod);
+        let earlier_failures = [
+            in_view.and_then(SchedulingFailure::of),
+            SchedulingFailure::of(&pod),
+        ];
         pods.insert(
             key,
             Entry {
                 pod,
                 since: now,
-                seen,
+                seen: in_view.is_some(),
+                earlier_failures,
             },
         );
+    }
+
+    /// kube-scheduler asks `filter` for `pod` again: a new attempt, so the
+    /// previous one ended without a binding (kube-scheduler schedules one
+    /// pod at a time and binds only what it assumed). Its entry goes, and
+    /// decisions waiting for it go ahead.
+    pub fn new_attempt(&self, pod: &Pod) {
+        if self.lock().remove(&key(pod)).is_some() {
+            self.dropped.notify_waiters();
+        }
     }
 
     /// Pods still in flight against `snapshot` (resolved ones are dropped).
@@ -135,11 +187,14 @@ impl InFlight {
         let deadline = started + self.wait;
         let mut waited = false;
         loop {
-            // Registered before the check, so a publish between the check
-            // and the await still wakes us.
+            // Registered before the check, so a publish (or a drop) between
+            // the check and the await still wakes us.
             let published = view.published();
             tokio::pin!(published);
             published.as_mut().enable();
+            let dropped = self.dropped.notified();
+            tokio::pin!(dropped);
+            dropped.as_mut().enable();
             let Some(snapshot) = view.current() else {
                 return Settled::Free;
             };
@@ -155,6 +210,7 @@ impl InFlight {
             waited = true;
             tokio::select! {
                 () = published => {}
+                () = dropped => {}
                 () = tokio::time::sleep_until(deadline) => {
                     self.give_up(&blocking);
                     let names = blocking.iter().map(|p| p.metadata.key()).collect();
@@ -164,6 +220,8 @@ impl InFlight {
         }
     }
 
+    /// Drop `pods` after a timeout; other decisions waiting for them go
+    /// ahead too instead of timing out one by one.
     fn give_up(&self, pods: &[Arc<Pod>]) {
         let mut ledger = self.lock();
         for p in pods {
@@ -172,6 +230,8 @@ impl InFlight {
                 ledger.remove(&k);
             }
         }
+        drop(ledger);
+        self.dropped.notify_waiters();
     }
 
     /// Drop the entries `snapshot` resolves and those past `max_age`.
@@ -183,7 +243,9 @@ impl InFlight {
             match find(snapshot, &e.pod) {
                 Some(in_view) => {
                     e.seen = true;
-                    in_view.spec.node_name.is_empty() && !in_view.is_terminating()
+                    in_view.spec.node_name.is_empty()
+                        && !in_view.is_terminating()
+                        && !gave_up(e, in_view)
                 }
                 None => !e.seen,
             }
@@ -195,6 +257,13 @@ impl InFlight {
         // cannot leave the map half-updated.
         self.pods.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The view shows a scheduling failure the pod did not carry when this
+/// attempt began: kube-scheduler's failure handler wrote it (a later
+/// plugin or extender rejected the pod, or its binding failed).
+fn gave_up(e: &Entry, in_view: &Pod) -> bool {
+    SchedulingFailure::of(in_view).is_some_and(|now| !e.earlier_failures.contains(&Some(now)))
 }
 
 fn key(pod: &Pod) -> (String, String) {
@@ -230,6 +299,18 @@ mod tests {
         .unwrap()
     }
 
+    /// `pod(name, "")` after kube-scheduler's failure handler wrote
+    /// `PodScheduled=False` with this message.
+    fn failed(name: &str, message: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"),
+                         "labels": {"app": "web"}},
+            "status": {"conditions": [{"type": "PodScheduled", "status": "False",
+                "reason": "Unschedulable", "message": message,
+                "lastTransitionTime": "2024-01-01T00:00:00Z"}]}}))
+        .unwrap()
+    }
+
     fn view_of(pods: Vec<Pod>) -> Snapshot {
         Snapshot::build(ClusterObjects {
             nodes: vec![serde_json::from_value(json!({"metadata": {"name": "n1"}})).unwrap()],
@@ -259,8 +340,29 @@ mod tests {
             p.metadata.uid = "uid-new".into();
             view_of(vec![p])
         };
+        let failed_before = view_of(vec![failed("a", "0/6 nodes are available")]);
+        let failed_again = view_of(vec![failed("a", "0/6 nodes are available: 1 bound")]);
+        let failed_now = view_of(vec![failed("a", "binding rejected")]);
         // (rule, view at record time, view when asked, still in flight)
         let cases = [
+            (
+                "a failure written after it went in flight: kube-scheduler gave up",
+                &pending,
+                &failed_now,
+                false,
+            ),
+            (
+                "the failure of an earlier attempt does not end this one",
+                &failed_before,
+                &failed_before,
+                true,
+            ),
+            (
+                "a new failure replacing an earlier one ends this attempt",
+                &failed_before,
+                &failed_again,
+                false,
+            ),
             ("a pending pod stays in flight", &pending, &pending, true),
             (
                 "a pod the view shows bound is resolved",
@@ -299,6 +401,36 @@ mod tests {
             let got = ledger.blocking(asked, &pod("b", ""), &any);
             assert_eq!(!got.is_empty(), want, "{rule}");
         }
+    }
+
+    #[test]
+    fn the_failure_kube_scheduler_already_sent_is_not_a_new_one() {
+        // The view lags: it does not show the earlier failure yet, the
+        // request's copy of the pod does.
+        let ledger = InFlight::new(WAIT, AGE);
+        let lagging = view_of(vec![pod("a", "")]);
+        ledger.record(Arc::new(failed("a", "earlier")), &lagging);
+        let caught_up = view_of(vec![failed("a", "earlier")]);
+        assert_eq!(
+            names(&ledger.blocking(&caught_up, &pod("b", ""), &any)),
+            ["a"]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_new_attempt_for_a_pod_releases_its_waiters_without_a_publish() {
+        let view = Arc::new(ClusterView::new());
+        view.publish(view_of(vec![pod("a", "")]));
+        let ledger = Arc::new(InFlight::new(WAIT, AGE));
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap());
+        let again = Arc::clone(&ledger);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            again.new_attempt(&pod("a", ""));
+        });
+        let got = ledger.settle(&view, &pod("b", ""), &any).await;
+        assert!(matches!(got, Settled::Waited(_)), "{got:?}");
+        assert!(ledger.is_empty());
     }
 
     #[test]

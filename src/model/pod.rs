@@ -229,8 +229,25 @@ pub struct PodCondition {
     pub status: String,
     #[serde(default)]
     pub reason: String,
+    /// A hash of the condition's message: enough to tell one scheduling
+    /// failure from the next (the in-flight ledger) without keeping the
+    /// text of every pod's conditions.
+    #[serde(default, rename = "message", deserialize_with = "fingerprint")]
+    pub message_fingerprint: u64,
     #[serde(default)]
     pub last_transition_time: Option<Timestamp>,
+}
+
+/// A string's hash, stable within the process; 0 for absent or empty.
+fn fingerprint<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    use std::hash::{Hash, Hasher};
+    let text = Option::<std::borrow::Cow<'de, str>>::deserialize(d)?.unwrap_or_default();
+    if text.is_empty() {
+        return Ok(0);
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    Ok(h.finish())
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

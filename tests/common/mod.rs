@@ -194,8 +194,11 @@ impl Spawned {
     }
 
     /// [`Spawned::until`]; without `RUST_LOG` when `filter` is None.
+    /// `KUBE_ARBITER_BIN` names another build to serve (an earlier commit's,
+    /// for a before/after comparison in one run of a report).
     pub fn until_filtered(args: &[&str], filter: Option<&str>, marker: &str) -> (Self, String) {
-        let mut command = Command::new(BIN);
+        let bin = std::env::var("KUBE_ARBITER_BIN").unwrap_or_else(|_| BIN.to_string());
+        let mut command = Command::new(bin);
         command.arg("serve").args(args);
         match filter {
             Some(f) => command.env("RUST_LOG", f),

@@ -6,7 +6,9 @@
 //! version older than the retained history, and the `pods/binding`
 //! subresource. Tests drive it: change objects, pause event delivery,
 //! compact history, cut watch connections, make a kind unavailable, refuse
-//! bindings, and stop and start the server on its address (an API server
+//! bindings or hold each one for a random time before committing it (a
+//! real API server's Binding takes tens of ms), record a scheduling failure
+//! in a pod's status, and stop and start the server on its address (an API server
 //! that is not up yet, or restarts: objects and history survive). Plain
 //! HTTP, or HTTPS with its own CA as a real API server serves
 //! ([`FakeApiServer::start_tls`]).
@@ -77,6 +79,14 @@ struct Inner {
     paused: bool,
     held: Vec<(&'static str, u64, Arc<str>)>,
     binding_failure: Option<(u16, String)>,
+    /// Each Binding is held this long (ms, uniformly random, inclusive)
+    /// before it is committed and its watch event sent.
+    binding_latency_ms: (u64, u64),
+    /// Refuse every n-th Binding (0: none), after its latency.
+    refuse_every: u64,
+    /// splitmix64 state for the latencies.
+    rng: u64,
+    binding_count: u64,
     bindings: Vec<Value>,
     requests: Vec<String>,
 }
@@ -335,6 +345,38 @@ impl FakeApiServer {
         self.lock().binding_failure = failure.map(|(c, m)| (c, m.to_string()));
     }
 
+    /// Hold each Binding `ms` (uniformly random in the range, from `seed`)
+    /// before committing it, and refuse every `refuse_every`-th one (0:
+    /// none) with a 500, as an API server under load or an etcd hiccup
+    /// does. The POST answers only once the Binding is committed (or
+    /// refused), like a real one.
+    pub fn set_binding_latency(&self, ms: (u64, u64), refuse_every: u64, seed: u64) {
+        let mut inner = self.lock();
+        inner.binding_latency_ms = ms;
+        inner.refuse_every = refuse_every;
+        inner.rng = seed;
+    }
+
+    /// What kube-scheduler's failure handler writes after a failed cycle;
+    /// see [`ApiHandle::record_scheduling_failure`].
+    pub fn record_scheduling_failure(
+        &self,
+        namespace: &str,
+        name: &str,
+        reason: &str,
+        message: &str,
+    ) -> bool {
+        self.handle()
+            .record_scheduling_failure(namespace, name, reason, message)
+    }
+
+    /// A handle that tasks outliving a borrow of the server can keep.
+    pub fn handle(&self) -> ApiHandle {
+        ApiHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
     /// Binding bodies received so far.
     pub fn bindings(&self) -> Vec<Value> {
         self.lock().bindings.clone()
@@ -352,6 +394,66 @@ impl FakeApiServer {
             .items
             .get(&format!("{namespace}/{name}"))
             .map(|s| serde_json::from_str(s).unwrap())
+    }
+}
+
+/// A clone of the server's state for tasks that outlive a borrow of it.
+#[derive(Clone)]
+pub struct ApiHandle {
+    shared: Shared,
+}
+
+impl ApiHandle {
+    /// What kube-scheduler's failure handler writes after a failed cycle
+    /// (upstream `updatePod` with `podutil.UpdatePodCondition`): the pod's
+    /// `PodScheduled` condition set to False with `reason` and `message`,
+    /// the transition time kept when the status did not change, and
+    /// nothing written (no watch event) when the condition is already so.
+    /// Whether it changed the pod.
+    pub fn record_scheduling_failure(
+        &self,
+        namespace: &str,
+        name: &str,
+        reason: &str,
+        message: &str,
+    ) -> bool {
+        let mut inner = self.shared.inner.lock().unwrap();
+        let key = format!("{namespace}/{name}");
+        let Some(text) = inner.collections["/api/v1/pods"].items.get(&key).cloned() else {
+            return false;
+        };
+        let mut pod: Value = serde_json::from_str(&text).unwrap();
+        let conditions = pod["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let old = conditions.iter().find(|c| c["type"] == "PodScheduled");
+        if old.is_some_and(|c| {
+            c["status"] == "False" && c["reason"] == reason && c["message"] == message
+        }) {
+            return false;
+        }
+        let since = match old {
+            Some(c) if c["status"] == "False" => c["lastTransitionTime"].clone(),
+            _ => json!(now_rfc3339()),
+        };
+        let condition = json!({"type": "PodScheduled", "status": "False", "reason": reason,
+                               "message": message, "lastTransitionTime": since, "lastProbeTime": null});
+        let mut conditions: Vec<Value> = conditions
+            .into_iter()
+            .filter(|c| c["type"] != "PodScheduled")
+            .collect();
+        conditions.push(condition);
+        pod["status"]["conditions"] = Value::Array(conditions);
+        store(
+            &mut inner,
+            &self.shared,
+            "/api/v1/pods",
+            "MODIFIED",
+            pod,
+            true,
+        );
+        true
     }
 }
 
@@ -484,6 +586,15 @@ async fn handle(State(shared): State<Shared>, req: Request) -> Response {
         let body = axum::body::to_bytes(req.into_body(), 1 << 20)
             .await
             .unwrap();
+        let (latency, refuse) = binding_latency(&shared);
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        if refuse {
+            shared.inner.lock().unwrap().bindings.push(Value::Null);
+            let message = "etcdserver: request timed out";
+            return json_response(500, &status(500, "InternalError", message));
+        }
         return bind(&shared, &path, &body);
     }
     let Some((coll, api_version, kind)) = RESOURCES.iter().find(|(p, _, _)| *p == path) else {
@@ -671,6 +782,25 @@ fn tokio_stream_from(
     mut rx: tokio::sync::mpsc::Receiver<Result<Bytes, Infallible>>,
 ) -> impl futures::Stream<Item = Result<Bytes, Infallible>> + Send {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+/// How long to hold the next Binding, and whether to refuse it.
+fn binding_latency(shared: &Shared) -> (std::time::Duration, bool) {
+    let mut inner = shared.inner.lock().unwrap();
+    let (lo, hi) = inner.binding_latency_ms;
+    inner.rng = inner.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = inner.rng;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let ms = lo + z % (hi.saturating_sub(lo) + 1);
+    inner.binding_count += 1;
+    let refuse = inner.refuse_every > 0 && inner.binding_count.is_multiple_of(inner.refuse_every);
+    (std::time::Duration::from_millis(ms), refuse)
+}
+
+fn now_rfc3339() -> String {
+    format!("{:.0}", jiff::Timestamp::now())
 }
 
 /// POST /api/v1/namespaces/NS/pods/NAME/binding

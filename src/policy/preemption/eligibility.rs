@@ -63,7 +63,7 @@ mod tests {
                 type_: "DisruptionTarget".into(),
                 status: status.into(),
                 reason: reason.into(),
-                last_transition_time: None,
+                ..Default::default()
             });
         }
         p
