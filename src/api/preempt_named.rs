@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::value::RawValue;
 
-use super::any_case::AnyCase;
+use super::any_case::{AnyCase, field_of};
 use crate::cluster::Snapshot;
 
 /// Candidate node → the UIDs of the victims the request gives for it.
@@ -37,31 +37,24 @@ pub fn named_nodes(args: &AnyCase<'_>) -> Result<NamedNodes, String> {
 
 /// `{"Pods": [...], "NumPDBViolations": n}` → the pods' UIDs.
 fn victim_uids(victims: &RawValue, meta: bool) -> Vec<String> {
-    let pods = AnyCase::parse(victims.get().as_bytes())
-        .ok()
-        .and_then(|f| f.get_borrowed::<Vec<&RawValue>>("Pods").ok().flatten());
+    let pods = field_of(victims.get(), "Pods")
+        .and_then(|pods| serde_json::from_str::<Vec<&RawValue>>(pods.get()).ok());
     pods.into_iter()
         .flatten()
         .filter_map(|pod| uid_of(pod, meta))
         .collect()
 }
 
-/// `{"UID": u}` (MetaVictims) or a pod's `metadata.uid`.
 fn uid_of(pod: &RawValue, meta: bool) -> Option<String> {
-    let fields = AnyCase::parse(pod.get().as_bytes()).ok()?;
-    let uid: String = if meta {
-        fields.get("UID").ok()??
+    let uid = if meta {
+        field_of(pod.get(), "UID")?
     } else {
-        let metadata: &RawValue = fields.get_borrowed("metadata").ok()??;
-        AnyCase::parse(metadata.get().as_bytes())
-            .ok()?
-            .get("uid")
-            .ok()??
+        field_of(field_of(pod.get(), "metadata")?.get(), "uid")?
     };
+    let uid: String = serde_json::from_str(uid.get()).ok()?;
     (!uid.is_empty()).then_some(uid)
 }
 
-/// Names in a preempt request that the view does not know.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Unknown {
     pub nodes: Vec<String>,
