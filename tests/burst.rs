@@ -510,8 +510,9 @@ async fn a_waiting_decision_counts_the_pod_once_the_watch_reports_it_bound() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
+/// Pod shop/a answered (in flight, in the view, unbound), then a filter for
+/// shop/b, which counts a, sent and left waiting for it.
+async fn b_waiting_for_a_in_flight() -> (Bench, tokio::task::JoinHandle<reqwest::Response>) {
     let bench = Bench::start(SMALL, PATIENT).await;
     let a = lone_pod("shop", "a", "web", "web");
     bench.api.apply("Pod", a.clone());
@@ -519,6 +520,12 @@ async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
     bench.filter(&a).await;
     let waiting = bench.filter_in_background(lone_pod("shop", "b", "web", "web"));
     tokio::time::sleep(Duration::from_millis(100)).await;
+    (bench, waiting)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
+    let (bench, waiting) = b_waiting_for_a_in_flight().await;
     bench.api.delete("Pod", "shop", "a");
     assert_eq!(waiting.await.unwrap().status(), 200);
     assert_eq!(
@@ -529,13 +536,7 @@ async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pod_kube_scheduler_gave_up_on_releases_its_waiters() {
-    let bench = Bench::start(SMALL, PATIENT).await;
-    let a = lone_pod("shop", "a", "web", "web");
-    bench.api.apply("Pod", a.clone());
-    bench.wait_for_pods_in_view(1).await;
-    bench.filter(&a).await;
-    let waiting = bench.filter_in_background(lone_pod("shop", "b", "web", "web"));
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (bench, waiting) = b_waiting_for_a_in_flight().await;
     // a's binding failed: kube-scheduler's failure handler writes this.
     let message = "Operation cannot be fulfilled on pods/binding";
     assert!(
