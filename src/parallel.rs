@@ -16,8 +16,12 @@ where
     R: Send,
     E: Send,
 {
+    // Small inputs first: asking for the core count reads cgroup files.
+    if items.len() < min {
+        return work(0, items).map(|r| vec![r]);
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || items.len() < min {
+    if threads < 2 {
         return work(0, items).map(|r| vec![r]);
     }
     let size = items.len().div_ceil(threads);
