@@ -132,6 +132,9 @@ for line in sys.stdin:
     source_args=(--kubeconfig "$kubeconfig")
 fi
 python3 scripts/filter_body.py "$state" "$work" >/dev/null
+# NodeNames mode with every node of the cluster, as with nodeCacheCapable.
+filter_body=$work/load-filter-all-body.json
+[ -s "$filter_body" ] || { echo "scripts/filter_body.py wrote no $filter_body" >&2; exit 1; }
 
 # --- the server ----------------------------------------------------------
 RUST_LOG=${RUST_LOG:-warn} "$bin" serve --listen "127.0.0.1:$port" "${source_args[@]}" \
@@ -162,7 +165,7 @@ reloads_start=$(metric kube_arbiter_view_reloads_total)
 echo "mode $mode, $nodes nodes, $pods pods, $minutes min, port $port, machine $(nproc) cores"
 
 # --- load ----------------------------------------------------------------
-BODY=$work/load-filter-body.json wrk -t1 -c2 -d"${seconds}s" --timeout 10s -s scripts/wrk-post.lua \
+BODY=$filter_body wrk -t1 -c2 -d"${seconds}s" --timeout 10s -s scripts/wrk-post.lua \
     "$base/scheduler/filter" > "$work/wrk-filter.txt" 2>&1 &
 load=($!)
 BODY=examples/requests/admit-create-default-class.json wrk -t1 -c2 -d"${seconds}s" --timeout 10s \

@@ -12,7 +12,7 @@
 //!   `preemptionPolicy: Never`; one node at most with `answer: best`.
 #![no_main]
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use arbitrary::Arbitrary;
@@ -21,8 +21,10 @@ use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::cluster::Snapshot;
 use kube_arbiter::config::{Config, PreemptionAnswer};
-use kube_arbiter_fuzz::{assert_json, load};
+use kube_arbiter_fuzz::load;
 use libfuzzer_sys::fuzz_target;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 const ZONE: &str = "topology.kubernetes.io/zone";
@@ -119,137 +121,275 @@ struct Toleration {
     effect: u8,
 }
 
-fn labels(pairs: &[(u8, u8)], keys: &[&str], values: &[&str]) -> Value {
+// The pod is written straight from these borrowed shapes into the request
+// bodies: no `Value` tree is built, cloned or dropped per input.
+
+type Labels = BTreeMap<&'static str, &'static str>;
+
+/// A label map; a key picked twice keeps its last value, as a JSON object
+/// built key by key would.
+fn labels(pairs: &[(u8, u8)], keys: &[&'static str], values: &[&'static str]) -> Labels {
     pairs
         .iter()
-        .map(|&(k, v)| (pick(keys, k).to_string(), json!(pick(values, v))))
-        .collect::<serde_json::Map<_, _>>()
-        .into()
+        .map(|&(k, v)| (pick(keys, k), pick(values, v)))
+        .collect()
 }
 
-fn node_term(reqs: &[NodeReq]) -> Value {
-    let exprs: Vec<Value> = reqs
-        .iter()
-        .map(|r| {
-            json!({"key": pick(&NODE_KEYS, r.key), "operator": pick(&NODE_OPS, r.op),
-                   "values": r.values.iter().map(|&v| pick(&NODE_VALUES, v)).collect::<Vec<_>>()})
-        })
-        .collect();
-    json!({"matchExpressions": exprs})
+#[derive(Serialize)]
+struct Expression {
+    key: &'static str,
+    operator: &'static str,
+    values: Vec<&'static str>,
 }
 
-fn selector(s: &Selector) -> Value {
-    let exprs: Vec<Value> = s
-        .expressions
-        .iter()
-        .map(|(k, op, values)| {
-            json!({"key": pick(&POD_KEYS, *k), "operator": pick(&LABEL_OPS, *op),
-                   "values": values.iter().map(|&v| pick(&POD_VALUES, v)).collect::<Vec<_>>()})
-        })
-        .collect();
-    json!({"matchLabels": labels(&s.match_labels, &POD_KEYS, &POD_VALUES), "matchExpressions": exprs})
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeTerm {
+    match_expressions: Vec<Expression>,
+}
+
+fn node_term(reqs: &[NodeReq]) -> NodeTerm {
+    NodeTerm {
+        match_expressions: reqs
+            .iter()
+            .map(|r| Expression {
+                key: pick(&NODE_KEYS, r.key),
+                operator: pick(&NODE_OPS, r.op),
+                values: r.values.iter().map(|&v| pick(&NODE_VALUES, v)).collect(),
+            })
+            .collect(),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LabelSelector {
+    match_labels: Labels,
+    match_expressions: Vec<Expression>,
+}
+
+fn selector(s: &Selector) -> LabelSelector {
+    LabelSelector {
+        match_labels: labels(&s.match_labels, &POD_KEYS, &POD_VALUES),
+        match_expressions: s
+            .expressions
+            .iter()
+            .map(|(k, op, values)| Expression {
+                key: pick(&POD_KEYS, *k),
+                operator: pick(&LABEL_OPS, *op),
+                values: values.iter().map(|&v| pick(&POD_VALUES, v)).collect(),
+            })
+            .collect(),
+    }
 }
 
 fn keys(picks: &[u8]) -> Vec<&'static str> {
     picks.iter().map(|&k| pick(&POD_KEYS, k)).collect()
 }
 
-fn pod_term(t: &PodTerm) -> Value {
-    let mut term = json!({
-        "topologyKey": pick(&TOPOLOGY_KEYS, t.topology_key),
-        "namespaces": t.namespaces.iter().map(|&n| pick(&NAMESPACES, n)).collect::<Vec<_>>(),
-        "matchLabelKeys": keys(&t.match_label_keys),
-        "mismatchLabelKeys": keys(&t.mismatch_label_keys),
-    });
-    if let Some(s) = &t.selector {
-        term["labelSelector"] = selector(s);
-    }
-    if let Some(s) = &t.namespace_selector {
-        term["namespaceSelector"] = selector(s);
-    }
-    term
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PodAffinityTerm {
+    topology_key: &'static str,
+    namespaces: Vec<&'static str>,
+    match_label_keys: Vec<&'static str>,
+    mismatch_label_keys: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label_selector: Option<LabelSelector>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace_selector: Option<LabelSelector>,
 }
 
-fn weighted(terms: &[(u8, PodTerm)]) -> Vec<Value> {
+fn pod_term(t: &PodTerm) -> PodAffinityTerm {
+    PodAffinityTerm {
+        topology_key: pick(&TOPOLOGY_KEYS, t.topology_key),
+        namespaces: t.namespaces.iter().map(|&n| pick(&NAMESPACES, n)).collect(),
+        match_label_keys: keys(&t.match_label_keys),
+        mismatch_label_keys: keys(&t.mismatch_label_keys),
+        label_selector: t.selector.as_ref().map(selector),
+        namespace_selector: t.namespace_selector.as_ref().map(selector),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WeightedTerm {
+    weight: u8,
+    pod_affinity_term: PodAffinityTerm,
+}
+
+fn weighted(terms: &[(u8, PodTerm)]) -> Vec<WeightedTerm> {
     terms
         .iter()
-        .map(|(w, t)| json!({"weight": w, "podAffinityTerm": pod_term(t)}))
+        .map(|(w, t)| WeightedTerm {
+            weight: *w,
+            pod_affinity_term: pod_term(t),
+        })
         .collect()
 }
 
-fn spread(s: &Spread) -> Value {
-    let mut c = json!({
-        "maxSkew": s.max_skew,
-        "topologyKey": pick(&TOPOLOGY_KEYS, s.topology_key),
-        "whenUnsatisfiable": if s.do_not_schedule { "DoNotSchedule" } else { "ScheduleAnyway" },
-        "matchLabelKeys": keys(&s.match_label_keys),
-    });
-    if let Some(sel) = &s.selector {
-        c["labelSelector"] = selector(sel);
-    }
-    if let Some(m) = s.min_domains {
-        c["minDomains"] = json!(m);
-    }
-    if let Some(p) = pick(&POLICIES, s.node_affinity_policy) {
-        c["nodeAffinityPolicy"] = json!(p);
-    }
-    if let Some(p) = pick(&POLICIES, s.node_taints_policy) {
-        c["nodeTaintsPolicy"] = json!(p);
-    }
-    c
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SpreadConstraint {
+    max_skew: i8,
+    topology_key: &'static str,
+    when_unsatisfiable: &'static str,
+    match_label_keys: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label_selector: Option<LabelSelector>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_domains: Option<i8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_affinity_policy: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_taints_policy: Option<&'static str>,
 }
 
-fn toleration(t: &Toleration) -> Value {
-    let mut tol = json!({"key": pick(&TAINT_KEYS, t.key), "effect": pick(&EFFECTS, t.effect)});
-    if t.exists {
-        tol["operator"] = json!("Exists");
-    } else {
-        tol["operator"] = json!("Equal");
-        tol["value"] = json!(if t.value { "gpu" } else { "" });
+fn spread(s: &Spread) -> SpreadConstraint {
+    SpreadConstraint {
+        max_skew: s.max_skew,
+        topology_key: pick(&TOPOLOGY_KEYS, s.topology_key),
+        when_unsatisfiable: if s.do_not_schedule {
+            "DoNotSchedule"
+        } else {
+            "ScheduleAnyway"
+        },
+        match_label_keys: keys(&s.match_label_keys),
+        label_selector: s.selector.as_ref().map(selector),
+        min_domains: s.min_domains,
+        node_affinity_policy: pick(&POLICIES, s.node_affinity_policy),
+        node_taints_policy: pick(&POLICIES, s.node_taints_policy),
     }
-    tol
 }
 
-fn pod(p: &PodIn) -> Value {
-    let mut affinity = json!({
-        "podAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": p.affinity.iter().map(pod_term).collect::<Vec<_>>(),
-            "preferredDuringSchedulingIgnoredDuringExecution": weighted(&p.preferred_affinity),
-        },
-        "podAntiAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": p.anti_affinity.iter().map(pod_term).collect::<Vec<_>>(),
-            "preferredDuringSchedulingIgnoredDuringExecution": weighted(&p.preferred_anti_affinity),
-        },
-        "nodeAffinity": {
-            "preferredDuringSchedulingIgnoredDuringExecution": p.preferred_node_terms.iter()
-                .map(|(w, reqs)| json!({"weight": w, "preference": node_term(reqs)}))
-                .collect::<Vec<_>>(),
-        },
-    });
-    if let Some(terms) = &p.required_node_terms {
-        affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] =
-            json!({"nodeSelectorTerms": terms.iter().map(|t| node_term(t)).collect::<Vec<_>>()});
+#[derive(Serialize)]
+struct TolerationOut {
+    key: &'static str,
+    effect: &'static str,
+    operator: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'static str>,
+}
+
+fn toleration(t: &Toleration) -> TolerationOut {
+    TolerationOut {
+        key: pick(&TAINT_KEYS, t.key),
+        effect: pick(&EFFECTS, t.effect),
+        operator: if t.exists { "Exists" } else { "Equal" },
+        value: (!t.exists).then_some(if t.value { "gpu" } else { "" }),
     }
-    let mut spec = json!({
-        "nodeSelector": labels(&p.node_selector, &NODE_KEYS, &NODE_VALUES),
-        "affinity": affinity,
-        "topologySpreadConstraints": p.spread.iter().map(spread).collect::<Vec<_>>(),
-        "tolerations": p.tolerations.iter().map(toleration).collect::<Vec<_>>(),
-        "containers": [{"name": "main", "resources": {"requests": {
-            "cpu": format!("{}m", p.cpu_milli), "memory": format!("{}Mi", p.memory_mi)}}}],
-    });
-    if let Some(i) = p.priority {
-        spec["priority"] = json!(pick(&PRIORITIES, i));
+}
+
+/// Required and preferred terms under one `pod(Anti)Affinity` or
+/// `nodeAffinity` key.
+#[derive(Serialize)]
+struct Terms<R, P> {
+    #[serde(
+        rename = "requiredDuringSchedulingIgnoredDuringExecution",
+        skip_serializing_if = "Option::is_none"
+    )]
+    required: Option<R>,
+    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution")]
+    preferred: Vec<P>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeSelector {
+    node_selector_terms: Vec<NodeTerm>,
+}
+
+#[derive(Serialize)]
+struct PreferredNodeTerm {
+    weight: u8,
+    preference: NodeTerm,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Affinity {
+    pod_affinity: Terms<Vec<PodAffinityTerm>, WeightedTerm>,
+    pod_anti_affinity: Terms<Vec<PodAffinityTerm>, WeightedTerm>,
+    node_affinity: Terms<NodeSelector, PreferredNodeTerm>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Spec {
+    node_selector: Labels,
+    affinity: Affinity,
+    topology_spread_constraints: Vec<SpreadConstraint>,
+    tolerations: Vec<TolerationOut>,
+    containers: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priority: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preemption_policy: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct Metadata {
+    name: &'static str,
+    namespace: &'static str,
+    uid: &'static str,
+    labels: Labels,
+}
+
+#[derive(Serialize)]
+struct PodOut {
+    metadata: Metadata,
+    spec: Spec,
+    status: Status,
+}
+
+#[derive(Serialize)]
+struct Status {
+    phase: &'static str,
+}
+
+fn pod(p: &PodIn) -> PodOut {
+    let affinity = Affinity {
+        pod_affinity: Terms {
+            required: Some(p.affinity.iter().map(pod_term).collect()),
+            preferred: weighted(&p.preferred_affinity),
+        },
+        pod_anti_affinity: Terms {
+            required: Some(p.anti_affinity.iter().map(pod_term).collect()),
+            preferred: weighted(&p.preferred_anti_affinity),
+        },
+        node_affinity: Terms {
+            required: p.required_node_terms.as_ref().map(|terms| NodeSelector {
+                node_selector_terms: terms.iter().map(|t| node_term(t)).collect(),
+            }),
+            preferred: p
+                .preferred_node_terms
+                .iter()
+                .map(|(w, reqs)| PreferredNodeTerm {
+                    weight: *w,
+                    preference: node_term(reqs),
+                })
+                .collect(),
+        },
+    };
+    PodOut {
+        metadata: Metadata {
+            name: "incoming",
+            namespace: pick(&NAMESPACES, p.namespace),
+            uid: "uid-incoming",
+            labels: labels(&p.labels, &POD_KEYS, &POD_VALUES),
+        },
+        spec: Spec {
+            node_selector: labels(&p.node_selector, &NODE_KEYS, &NODE_VALUES),
+            affinity,
+            topology_spread_constraints: p.spread.iter().map(spread).collect(),
+            tolerations: p.tolerations.iter().map(toleration).collect(),
+            containers: json!([{"name": "main", "resources": {"requests": {
+                "cpu": format!("{}m", p.cpu_milli), "memory": format!("{}Mi", p.memory_mi)}}}]),
+            priority: p.priority.map(|i| pick(&PRIORITIES, i)),
+            preemption_policy: pick(&PREEMPTION, p.preemption_policy),
+        },
+        status: Status { phase: "Pending" },
     }
-    if let Some(policy) = pick(&PREEMPTION, p.preemption_policy) {
-        spec["preemptionPolicy"] = json!(policy);
-    }
-    json!({
-        "metadata": {"name": "incoming", "namespace": pick(&NAMESPACES, p.namespace),
-                     "uid": "uid-incoming", "labels": labels(&p.labels, &POD_KEYS, &POD_VALUES)},
-        "spec": spec,
-        "status": {"phase": "Pending"},
-    })
 }
 
 /// A node of the fixed cluster (or `ghost`, which only requests name).
@@ -321,77 +461,169 @@ static CLUSTER: LazyLock<Snapshot> = LazyLock::new(|| {
     load(&json!({"kind": "List", "items": items}).to_string())
 });
 
+/// The configurations asked with: every candidate, or the best one.
+static ALL: LazyLock<Config> = LazyLock::new(Config::default);
+static BEST: LazyLock<Config> = LazyLock::new(|| {
+    let mut config = Config::default();
+    config.preemption.answer = PreemptionAnswer::Best;
+    config
+});
+
+/// Each candidate's Node object as a Nodes-mode request carries it,
+/// encoded once per process.
+static NODE_JSON: LazyLock<Vec<String>> =
+    LazyLock::new(|| NODES.iter().map(|n| node_object(n).to_string()).collect());
+
+/// kube-scheduler's own victims for each candidate: the node's pods, full
+/// (`Victims`) or as UIDs (`MetaVictims`), encoded once per process. The
+/// answer must not depend on them.
+static VICTIMS: LazyLock<Vec<[String; 2]>> = LazyLock::new(|| {
+    NODES
+        .iter()
+        .map(|node| {
+            let pods: Vec<_> = NAMESPACES
+                .iter()
+                .flat_map(|ns| CLUSTER.pods_in_namespace(ns))
+                .filter(|r| r.pod.spec.node_name == *node)
+                .map(|r| &r.pod.metadata)
+                .collect();
+            let full: Vec<Value> = pods
+                .iter()
+                .map(|m| json!({"metadata": {"name": m.name, "namespace": m.namespace, "uid": m.uid}}))
+                .collect();
+            let meta: Vec<Value> = pods.iter().map(|m| json!({"UID": m.uid})).collect();
+            [
+                json!({"Pods": full, "NumPDBViolations": 0}).to_string(),
+                json!({"Pods": meta, "NumPDBViolations": 0}).to_string(),
+            ]
+        })
+        .collect()
+});
+
 fuzz_target!(|input: Input| check(&input));
 
 fn check(input: &Input) {
-    let mut seen = HashSet::new();
-    let candidates: Vec<&str> = input
-        .candidates
-        .iter()
-        .map(|&i| pick(&NODES, i))
-        .filter(|n| seen.insert(*n))
-        .collect();
+    // Candidates as indexes into NODES, first occurrence kept.
+    let mut picked = Vec::new();
+    for &i in &input.candidates {
+        let index = usize::from(i) % NODES.len();
+        if !picked.contains(&index) {
+            picked.push(index);
+        }
+    }
+    let candidates: Vec<&str> = picked.iter().map(|&i| NODES[i]).collect();
     let pod = pod(&input.pod);
-    let mut body = json!({"Pod": pod});
-    if input.nodes_mode {
-        body["Nodes"] =
-            json!({"items": candidates.iter().map(|n| node_object(n)).collect::<Vec<_>>()});
+    // The pod is encoded once; the bodies are spliced around it.
+    let pod_json = serde_json::to_string(&pod).expect("a pod encodes");
+    let body = if input.nodes_mode {
+        let items: Vec<&str> = picked.iter().map(|&i| NODE_JSON[i].as_str()).collect();
+        format!(
+            r#"{{"Pod":{pod_json},"Nodes":{{"items":[{}]}}}}"#,
+            items.join(",")
+        )
     } else {
-        body["NodeNames"] = json!(candidates);
+        let names = serde_json::to_string(&candidates).expect("names encode");
+        format!(r#"{{"Pod":{pod_json},"NodeNames":{names}}}"#)
+    };
+    let config = if input.best_only { &*BEST } else { &*ALL };
+    check_filter(body.as_bytes(), &candidates, config);
+    check_prioritize(body.as_bytes(), &candidates, config);
+    let form = usize::from(input.meta_victims);
+    let victims: Vec<String> = picked
+        .iter()
+        .map(|&i| format!(r#""{}":{}"#, NODES[i], VICTIMS[i][form]))
+        .collect();
+    let field = if input.meta_victims {
+        "NodeNameToMetaVictims"
+    } else {
+        "NodeNameToVictims"
+    };
+    let body = format!(
+        r#"{{"Pod":{pod_json},"{field}":{{{}}}}}"#,
+        victims.join(",")
+    );
+    check_preempt(&pod, body.as_bytes(), &candidates, config);
+}
+
+/// The filter answer as kube-scheduler reads it: every field it reads,
+/// with the types it expects (anything else fails to decode).
+#[derive(Deserialize)]
+struct FilterAnswer {
+    #[serde(rename = "NodeNames", default)]
+    node_names: Option<Vec<String>>,
+    #[serde(rename = "Nodes", default)]
+    nodes: Option<NodeList>,
+    #[serde(rename = "FailedNodes")]
+    failed: HashMap<String, IgnoredAny>,
+    #[serde(rename = "FailedAndUnresolvableNodes")]
+    unresolvable: HashMap<String, IgnoredAny>,
+    #[serde(rename = "Error")]
+    error: String,
+}
+
+#[derive(Deserialize)]
+struct NodeList {
+    items: Vec<NamedObject>,
+}
+
+#[derive(Deserialize)]
+struct NamedObject {
+    metadata: Name,
+}
+
+#[derive(Deserialize)]
+struct Name {
+    name: String,
+}
+
+/// An answer the server would send decodes as kube-scheduler reads it.
+fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> T {
+    match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => panic!(
+            "the answer does not decode ({e}): {}",
+            String::from_utf8_lossy(bytes)
+        ),
     }
-    let body = serde_json::to_vec(&body).expect("a JSON value encodes");
-    let mut config = Config::default();
-    if input.best_only {
-        config.preemption.answer = PreemptionAnswer::Best;
-    }
-    check_filter(&body, &candidates, &config);
-    check_prioritize(&body, &candidates, &config);
-    check_preempt(&pod, &candidates, input.meta_victims, &config);
 }
 
 /// Judged on the answer as kube-scheduler reads it (the JSON), which is
 /// the contract whatever the result type looks like inside.
 fn check_filter(body: &[u8], candidates: &[&str], config: &Config) {
     let result = filter(Some(&CLUSTER), &config.scheduling, body);
-    let answer = assert_json(&serde_json::to_vec(&result).expect("the filter answer encodes"));
-    let failed = answer["FailedNodes"]
-        .as_object()
-        .expect("FailedNodes is a map");
-    let unresolvable = answer["FailedAndUnresolvableNodes"]
-        .as_object()
-        .expect("FailedAndUnresolvableNodes is a map");
-    if answer["Error"] != "" {
+    let json = serde_json::to_vec(&result).expect("the filter answer encodes");
+    let answer: FilterAnswer = decode(&json);
+    let shown = || String::from_utf8_lossy(&json).into_owned();
+    if !answer.error.is_empty() {
         assert!(
-            answer["NodeNames"].is_null() && answer["Nodes"].is_null(),
-            "{answer}"
+            answer.node_names.is_none() && answer.nodes.is_none(),
+            "{}",
+            shown()
         );
-        assert!(failed.is_empty() && unresolvable.is_empty(), "{answer}");
+        assert!(
+            answer.failed.is_empty() && answer.unresolvable.is_empty(),
+            "{}",
+            shown()
+        );
         return;
     }
-    let feasible: Vec<&str> = match (&answer["NodeNames"], &answer["Nodes"]) {
-        (Value::Array(names), Value::Null) => names
-            .iter()
-            .map(|n| n.as_str().expect("a node name is a string"))
-            .collect(),
-        (Value::Null, Value::Object(list)) => list["items"]
-            .as_array()
-            .expect("Nodes.items is a list")
-            .iter()
-            .map(|n| n["metadata"]["name"].as_str().expect("a node has a name"))
-            .collect(),
-        _ => panic!("the answer is in neither mode: {answer}"),
+    let feasible: Vec<String> = match (answer.node_names, answer.nodes) {
+        (Some(names), None) => names,
+        (None, Some(list)) => list.items.into_iter().map(|n| n.metadata.name).collect(),
+        _ => panic!("the answer is in neither mode: {}", shown()),
     };
     for name in candidates {
-        let places = feasible.iter().filter(|f| *f == name).count()
-            + usize::from(failed.contains_key(*name))
-            + usize::from(unresolvable.contains_key(*name));
-        assert_eq!(places, 1, "{name} is not in exactly one place: {answer}");
+        let places = feasible.iter().filter(|f| f == name).count()
+            + usize::from(answer.failed.contains_key(*name))
+            + usize::from(answer.unresolvable.contains_key(*name));
+        assert_eq!(places, 1, "{name} is not in exactly one place: {}", shown());
     }
-    let total = feasible.len() + failed.len() + unresolvable.len();
+    let total = feasible.len() + answer.failed.len() + answer.unresolvable.len();
     assert_eq!(
         total,
         candidates.len(),
-        "an answer names a node not asked about: {answer}"
+        "an answer names a node not asked about: {}",
+        shown()
     );
 }
 
@@ -409,84 +641,85 @@ fn check_prioritize(body: &[u8], candidates: &[&str], config: &Config) {
     }
 }
 
-fn check_preempt(pod: &Value, candidates: &[&str], meta_victims: bool, config: &Config) {
-    // kube-scheduler's own victims: the node's pods, full or as UIDs; the
-    // answer must not depend on them.
-    let victims = |node: &str| -> Value {
-        let pods: Vec<Value> = NAMESPACES
-            .iter()
-            .flat_map(|ns| CLUSTER.pods_in_namespace(ns))
-            .filter(|r| r.pod.spec.node_name == node)
-            .map(|r| {
-                let meta = &r.pod.metadata;
-                if meta_victims {
-                    json!({"UID": meta.uid})
-                } else {
-                    json!({"metadata": {"name": meta.name, "namespace": meta.namespace, "uid": meta.uid}})
-                }
-            })
-            .collect();
-        json!({"Pods": pods, "NumPDBViolations": 0})
-    };
-    let map: serde_json::Map<String, Value> = candidates
-        .iter()
-        .map(|n| (n.to_string(), victims(n)))
-        .collect();
-    let field = if meta_victims {
-        "NodeNameToMetaVictims"
-    } else {
-        "NodeNameToVictims"
-    };
-    let body = serde_json::to_vec(&json!({"Pod": pod, field: map})).expect("a JSON value encodes");
+/// The preempt answer as kube-scheduler reads it.
+#[derive(Deserialize)]
+struct PreemptAnswer {
+    #[serde(rename = "NodeNameToMetaVictims")]
+    nodes: BTreeMap<String, MetaVictims>,
+}
+
+#[derive(Deserialize)]
+struct MetaVictims {
+    #[serde(rename = "Pods")]
+    pods: Vec<MetaPod>,
+    #[serde(rename = "NumPDBViolations")]
+    violations: u64,
+}
+
+#[derive(Deserialize)]
+struct MetaPod {
+    #[serde(rename = "UID")]
+    uid: String,
+}
+
+fn check_preempt(pod: &PodOut, body: &[u8], candidates: &[&str], config: &Config) {
     let now = Timestamp::from_second(1_800_000_000).expect("a fixed valid instant");
-    let Ok(result) = answer(&CLUSTER, config, &body, now) else {
+    let Ok(result) = answer(&CLUSTER, config, body, now) else {
         return;
     };
-    let answer = assert_json(&result.to_json());
-    let nodes = answer["NodeNameToMetaVictims"]
-        .as_object()
-        .expect("a map of nodes");
+    let json = result.to_json();
+    let answer: PreemptAnswer = decode(&json);
+    let shown = || String::from_utf8_lossy(&json).into_owned();
     if config.preemption.answer == PreemptionAnswer::Best {
-        assert!(nodes.len() <= 1, "best answers one node: {answer}");
-    }
-    let preemptor = pod["spec"]["priority"].as_i64().unwrap_or(0);
-    if pod["spec"]["preemptionPolicy"] == "Never" {
         assert!(
-            nodes.is_empty(),
-            "preemptionPolicy Never preempts nothing: {answer}"
+            answer.nodes.len() <= 1,
+            "best answers one node: {}",
+            shown()
         );
     }
-    for (node, victims) in nodes {
+    let preemptor = i64::from(pod.spec.priority.unwrap_or(0));
+    if pod.spec.preemption_policy == Some("Never") {
+        assert!(
+            answer.nodes.is_empty(),
+            "preemptionPolicy Never preempts nothing: {}",
+            shown()
+        );
+    }
+    for (node, victims) in &answer.nodes {
         assert!(
             candidates.contains(&node.as_str()),
-            "{node} was not asked about: {answer}"
+            "{node} was not asked about: {}",
+            shown()
         );
-        let victims = victims["Pods"].as_array().expect("Pods is a list");
-        let violations = answer["NodeNameToMetaVictims"][node]["NumPDBViolations"]
-            .as_u64()
-            .expect("NumPDBViolations is a count");
-        assert!(violations as usize <= victims.len(), "{answer}");
+        assert!(
+            victims.violations as usize <= victims.pods.len(),
+            "{}",
+            shown()
+        );
         let mut uids = BTreeSet::new();
         let mut last = i64::MAX;
-        for v in victims {
-            let uid = v["UID"].as_str().expect("a victim has a UID");
-            assert!(uids.insert(uid), "victim {uid} listed twice: {answer}");
+        for v in &victims.pods {
+            let uid = v.uid.as_str();
+            assert!(uids.insert(uid), "victim {uid} listed twice: {}", shown());
             let victim = CLUSTER.pod_by_uid(uid).map(|r| &r.pod);
             assert_eq!(
                 victim.map(|p| p.spec.node_name.as_str()),
                 Some(node.as_str()),
-                "victim {uid} is not a pod of {node}: {answer}"
+                "victim {uid} is not a pod of {node}: {}",
+                shown()
             );
             // Only strictly lower priorities, most important first (all
             // pods of the cluster started at the same time).
             let priority = i64::from(victim.map_or(0, |p| p.priority()));
             assert!(
                 priority < preemptor,
-                "victim {uid} is not of lower priority: {answer}"
+                "victim {uid} is not of lower priority: {}",
+                shown()
             );
             assert!(
                 priority <= last,
-                "victims are not most important first: {answer}"
+                "victims are not most important first: {}",
+                shown()
             );
             last = priority;
         }
