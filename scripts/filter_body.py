@@ -40,8 +40,9 @@ def main(state_path, out_dir):
     node_objs = sorted((o for o in items if o.get("kind") == "Node"),
                        key=lambda o: o["metadata"]["name"])
     pod, pools = web_replica(items, node_objs)
+    key = pool_key(node_objs)
     admitted = [o["metadata"]["name"] for o in node_objs
-                if o["metadata"]["labels"].get("nodepool") in pools]
+                if o["metadata"]["labels"].get(key) in pools]
     every = [o["metadata"]["name"] for o in node_objs]
     bodies = {
         "filter-500": {"Pod": pod, "NodeNames": admitted[:FEASIBLE_NAMES]},
@@ -64,6 +65,15 @@ def write(path, text):
         f.write(text)
 
 
+def pool_key(node_objs):
+    """The node pool label: `nodepool` (examples/synth_cluster) or `pool`
+    (the live soak's cluster, tests/support/synthetic.rs)."""
+    for key in ("nodepool", "pool"):
+        if any(key in o["metadata"]["labels"] for o in node_objs):
+            return key
+    sys.exit("no node carries a nodepool or pool label")
+
+
 def web_replica(items, node_objs):
     """The incoming pod and the node pools its required node affinity names."""
     apps = collections.Counter()
@@ -79,7 +89,9 @@ def web_replica(items, node_objs):
     # Node pools (instance type × zone), smallest first, until they hold
     # 500 nodes: several zones keep some, so the zone spread counts. GPU
     # pools are tainted: kube-scheduler would not send them.
-    pool_sizes = collections.Counter(o["metadata"]["labels"].get("nodepool") for o in node_objs)
+    key = pool_key(node_objs)
+    pool_sizes = collections.Counter(o["metadata"]["labels"][key] for o in node_objs
+                                     if key in o["metadata"]["labels"])
     pools, admitted = [], 0
     for pool, size in sorted(pool_sizes.items(), key=lambda p: (p[1], p[0])):
         if admitted >= FEASIBLE_NAMES:
@@ -109,7 +121,7 @@ def web_replica(items, node_objs):
             "affinity": {
                 "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                     "nodeSelectorTerms": [{"matchExpressions": [
-                        {"key": "nodepool", "operator": "In", "values": sorted(pools)}]}]}},
+                        {"key": key, "operator": "In", "values": sorted(pools)}]}]}},
                 "podAntiAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": [
                         {"labelSelector": {"matchLabels": {"app": others[2]}},
