@@ -24,10 +24,11 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 use serde_json::error::Category;
+use serde_json::value::RawValue;
 
 use super::admission_types::{
-    ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, AdmissionResponse, Field, PatchOp,
-    PodPriorityFields, ReviewEnvelope, ReviewResponse, Status,
+    ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
+    Review, ReviewEnvelope, Status,
 };
 use crate::model::PriorityClass;
 use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
@@ -116,15 +117,22 @@ impl Decision {
 
 /// Decode, decide and encode one pod review (the mutating webhook).
 pub fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-    let request = decode_request(body)?;
-    let decision = decide_pod(state, &request)?;
+    match decode_in_one_pass::<Decoded<PodPriorityFields>>(body) {
+        Some(request) => finish_pod(state, request),
+        None => finish_pod(state, decode_request_in_steps(body)?),
+    }
+}
+
+fn finish_pod<O: AdmittedObject<PodPriorityFields>>(
+    state: &AppState,
+    mut request: AdmissionRequest<'_, O>,
+) -> Result<Vec<u8>, ApiError> {
+    let decision = decide_pod(state, &mut request)?;
     let result = decision.verdict.result();
     state
         .metrics
         .pod_admissions
-        .get_or_create(&ResultLabel {
-            result: result.to_string(),
-        })
+        .get_or_create(&ResultLabel { result })
         .inc();
     log_decision("pod", &request, &decision);
     encode(&request.uid, decision.verdict)
@@ -133,21 +141,28 @@ pub fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
 /// Decode, decide and encode one PriorityClass review (the validating
 /// webhook).
 pub fn review_priority_class(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-    let request = decode_request(body)?;
-    let decision = decide_priority_class(state, &request)?;
+    match decode_in_one_pass(body) {
+        Some(request) => finish_priority_class(state, request),
+        None => finish_priority_class(state, decode_request_in_steps(body)?),
+    }
+}
+
+fn finish_priority_class(
+    state: &AppState,
+    mut request: AdmissionRequest<'_>,
+) -> Result<Vec<u8>, ApiError> {
+    let decision = decide_priority_class(state, &mut request)?;
     let result = decision.verdict.result();
     state
         .metrics
         .priority_class_admissions
-        .get_or_create(&ResultLabel {
-            result: result.to_string(),
-        })
+        .get_or_create(&ResultLabel { result })
         .inc();
     log_decision("priorityclass", &request, &decision);
     encode(&request.uid, decision.verdict)
 }
 
-fn log_decision(webhook: &str, request: &AdmissionRequest<'_>, decision: &Decision) {
+fn log_decision<O>(webhook: &str, request: &AdmissionRequest<'_, O>, decision: &Decision) {
     let result = decision.verdict.result();
     match &decision.verdict {
         Verdict::Ignored => tracing::debug!(
@@ -184,8 +199,28 @@ fn log_decision(webhook: &str, request: &AdmissionRequest<'_>, decision: &Decisi
     }
 }
 
-/// The v1 AdmissionReview's request, or a 400 saying what the body is not.
-fn decode_request(body: &[u8]) -> Result<AdmissionRequest<'_>, ApiError> {
+/// A well-formed v1 review's request, read in one pass; `None` for any
+/// body that pass refuses, which [`decode_request_in_steps`] reads again
+/// to say what is wrong.
+fn decode_in_one_pass<'a, O: serde::Deserialize<'a> + Default>(
+    body: &'a [u8],
+) -> Option<AdmissionRequest<'a, O>> {
+    // Checked once here, the text's strings need no check of their own.
+    let text = std::str::from_utf8(body).ok()?;
+    match serde_json::from_str::<Review<'a, O>>(text).ok()? {
+        Review {
+            api_version,
+            kind,
+            request: Some(request),
+        } if kind == ADMISSION_REVIEW && api_version == ADMISSION_V1 => Some(request),
+        _ => None,
+    }
+}
+
+/// The v1 AdmissionReview's request, or a 400 saying what the body is not:
+/// the envelope first, so that kind and version are told before the
+/// request's shape is judged.
+fn decode_request_in_steps(body: &[u8]) -> Result<AdmissionRequest<'_>, ApiError> {
     let envelope: ReviewEnvelope<'_> =
         serde_json::from_slice(body).map_err(|e| match e.classify() {
             Category::Data => {
@@ -214,39 +249,51 @@ fn decode_request(body: &[u8]) -> Result<AdmissionRequest<'_>, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("AdmissionReview request is malformed: {e}")))
 }
 
+/// The AdmissionReview answer. Its frame is fixed text, written as is:
+/// encoding it field by field with serde (escaping every key) cost as much
+/// as deciding the review. The uid and a denial's status are encoded by
+/// serde_json; the patch is base64, which needs no escaping.
 fn encode(uid: &str, verdict: Verdict) -> Result<Vec<u8>, ApiError> {
-    let mut response = AdmissionResponse {
-        uid,
-        allowed: true,
-        status: None,
-        patch_type: None,
-        patch: None,
-    };
+    let mut out = Vec::with_capacity(512);
+    out.extend_from_slice(
+        br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"#,
+    );
+    write_json(&mut out, uid)?;
     match verdict {
-        Verdict::Ignored | Verdict::Allowed => {}
+        Verdict::Ignored | Verdict::Allowed => out.extend_from_slice(br#","allowed":true"#),
         Verdict::Patched(ops) => {
-            response.patch_type = Some("JSONPatch");
-            response.patch = Some(BASE64.encode(to_json(&ops)?));
+            out.extend_from_slice(br#","allowed":true,"patchType":"JSONPatch","patch":""#);
+            let patch = to_json(&ops)?;
+            let start = out.len();
+            out.resize(start + patch.len().div_ceil(3) * 4, 0);
+            let written = BASE64
+                .encode_slice(&patch, &mut out[start..])
+                .map_err(|e| encode_error(&e))?;
+            out.truncate(start + written);
+            out.push(b'"');
         }
         Verdict::Denied(status) => {
-            response.allowed = false;
-            response.status = Some(status);
+            out.extend_from_slice(br#","allowed":false,"status":"#);
+            write_json(&mut out, &status)?;
         }
     }
-    to_json(&ReviewResponse {
-        api_version: ADMISSION_V1,
-        kind: ADMISSION_REVIEW,
-        response,
-    })
+    out.extend_from_slice(b"}}");
+    Ok(out)
+}
+
+fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ApiError> {
+    serde_json::to_writer(out, value).map_err(|e| encode_error(&e))
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, ApiError> {
-    serde_json::to_vec(value).map_err(|e| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot encode the admission response: {e}"),
-        )
-    })
+    serde_json::to_vec(value).map_err(|e| encode_error(&e))
+}
+
+fn encode_error(e: &dyn std::fmt::Display) -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!("cannot encode the admission response: {e}"),
+    )
 }
 
 fn status(code: u16, reason: &'static str, message: String) -> Status {
@@ -279,28 +326,31 @@ fn denied(resource: &str, kind: &str, name: &str, denial: Denial) -> Verdict {
 
 /// The name upstream puts in messages: the request's, else the object's,
 /// else its generateName (pods from controllers have no name yet).
-fn message_name<'a>(
-    request: &'a AdmissionRequest<'_>,
+fn message_name<'a, O>(
+    request: &'a AdmissionRequest<'_, O>,
     name: &'a str,
     generate: &'a str,
 ) -> &'a str {
-    [request.name.as_str(), name, generate]
+    [&*request.name, name, generate]
         .into_iter()
         .find(|n| !n.is_empty())
         .unwrap_or("Unknown")
 }
 
-fn decide_pod(state: &AppState, request: &AdmissionRequest<'_>) -> Result<Decision, ApiError> {
+fn decide_pod<O: AdmittedObject<PodPriorityFields>>(
+    state: &AppState,
+    request: &mut AdmissionRequest<'_, O>,
+) -> Result<Decision, ApiError> {
     let is_pods = request.resource.group.is_empty() && request.resource.resource == "pods";
     if !is_pods || !request.sub_resource.is_empty() {
         return Ok(Decision::ignored());
     }
-    let update = match request.operation.as_str() {
+    let update = match &*request.operation {
         "CREATE" => false,
         "UPDATE" => true,
         _ => return Ok(Decision::ignored()),
     };
-    let pod = match decode_object::<PodPriorityFields>(request.object, "request.object", "Pod") {
+    let pod = match request.object.take_decoded("request.object", "Pod") {
         Ok(pod) => pod,
         Err(verdict) => {
             return Ok(Decision {
@@ -312,18 +362,14 @@ fn decide_pod(state: &AppState, request: &AdmissionRequest<'_>) -> Result<Decisi
     };
     let name = message_name(request, &pod.metadata.name, &pod.metadata.generate_name);
     let namespace = if request.namespace.is_empty() {
-        &pod.metadata.namespace
+        pod.metadata.namespace.as_str()
     } else {
         &request.namespace
     };
     let object = format!("{namespace}/{name}");
     let submitted = pod_priority(&pod);
     if update {
-        let old = match decode_object::<PodPriorityFields>(
-            request.old_object,
-            "request.oldObject",
-            "Pod",
-        ) {
+        let old = match request.old_object.take_decoded("request.oldObject", "Pod") {
             Ok(old) => old,
             Err(verdict) => {
                 return Ok(Decision {
@@ -355,7 +401,7 @@ fn decide_pod(state: &AppState, request: &AdmissionRequest<'_>) -> Result<Decisi
     })
 }
 
-fn request_key(request: &AdmissionRequest<'_>) -> String {
+fn request_key<O>(request: &AdmissionRequest<'_, O>) -> String {
     format!("{}/{}", request.namespace, request.name)
 }
 
@@ -367,16 +413,31 @@ fn patch_verdict(ops: Vec<PatchOp>) -> Verdict {
     }
 }
 
-/// Decode the admitted object; a missing or malformed one is a 400 denial
-/// in an otherwise readable review.
-fn decode_object<'de, T: serde::Deserialize<'de>>(
-    raw: Option<&'de serde_json::value::RawValue>,
-    field: &str,
-    kind: &str,
-) -> Result<T, Verdict> {
-    let raw = raw.ok_or_else(|| bad_request(format!("{field} is missing")))?;
-    serde_json::from_str(raw.get())
-        .map_err(|e| bad_request(format!("{field} is not a valid {kind}: {e}")))
+/// An admitted object as its request carries it: raw JSON, decoded by the
+/// webhook once it knows the object is its kind, or decoded with the
+/// review in one pass.
+trait AdmittedObject<T> {
+    /// The object; a missing or malformed one is a 400 denial in an
+    /// otherwise readable review.
+    fn take_decoded(&mut self, field: &str, kind: &str) -> Result<T, Verdict>;
+}
+
+impl<'de, T: serde::Deserialize<'de>> AdmittedObject<T> for Option<&'de RawValue> {
+    fn take_decoded(&mut self, field: &str, kind: &str) -> Result<T, Verdict> {
+        let raw = self.ok_or_else(|| missing(field))?;
+        serde_json::from_str(raw.get())
+            .map_err(|e| bad_request(format!("{field} is not a valid {kind}: {e}")))
+    }
+}
+
+impl<T> AdmittedObject<T> for Decoded<T> {
+    fn take_decoded(&mut self, field: &str, _kind: &str) -> Result<T, Verdict> {
+        self.0.take().ok_or_else(|| missing(field))
+    }
+}
+
+fn missing(field: &str) -> Verdict {
+    bad_request(format!("{field} is missing"))
 }
 
 fn pod_priority(pod: &PodPriorityFields) -> PodPriority<'_> {
@@ -446,14 +507,14 @@ fn pod_patch(pod: &PodPriorityFields, set: &FieldsToSet) -> Vec<PatchOp> {
 
 fn decide_priority_class(
     state: &AppState,
-    request: &AdmissionRequest<'_>,
+    request: &mut AdmissionRequest<'_>,
 ) -> Result<Decision, ApiError> {
     let is_classes = request.resource.group == "scheduling.k8s.io"
         && request.resource.resource == "priorityclasses";
     if !is_classes || !request.sub_resource.is_empty() {
         return Ok(Decision::ignored());
     }
-    let update = match request.operation.as_str() {
+    let update = match &*request.operation {
         "CREATE" => false,
         "UPDATE" => true,
         _ => return Ok(Decision::ignored()),
@@ -463,23 +524,23 @@ fn decide_priority_class(
         object: class.to_string(),
         class: class.to_string(),
     };
-    let class =
-        match decode_object::<PriorityClass>(request.object, "request.object", "PriorityClass") {
-            Ok(class) => class,
-            Err(verdict) => return Ok(decision(verdict, &request.name)),
-        };
+    let class: PriorityClass = match request
+        .object
+        .take_decoded("request.object", "PriorityClass")
+    {
+        Ok(class) => class,
+        Err(verdict) => return Ok(decision(verdict, &request.name)),
+    };
+    let old: Option<Result<PriorityClass, Verdict>> = update.then(|| {
+        request
+            .old_object
+            .take_decoded("request.oldObject", "PriorityClass")
+    });
     let name = message_name(request, &class.metadata.name, "");
-    let old = if update {
-        match decode_object::<PriorityClass>(
-            request.old_object,
-            "request.oldObject",
-            "PriorityClass",
-        ) {
-            Ok(old) => Some(old),
-            Err(verdict) => return Ok(decision(verdict, name)),
-        }
-    } else {
-        None
+    let old = match old {
+        Some(Ok(old)) => Some(old),
+        Some(Err(verdict)) => return Ok(decision(verdict, name)),
+        None => None,
     };
     let snapshot = state.snapshot()?;
     let checked = match &old {

@@ -607,3 +607,157 @@ fn parts_the_webhook_skips_are_not_judged() {
     assert_eq!(err.status, StatusCode::BAD_REQUEST);
     assert!(err.message.contains("malformed"), "{}", err.message);
 }
+
+/// The one pass must answer every body exactly as the two-step decode
+/// does (which answers every body the one pass refuses).
+mod one_pass {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::{class_obj, pod, ready_state};
+    use crate::api::admission::*;
+    use crate::api::admission_types::{Decoded, PodPriorityFields};
+
+    fn pick(choices: Vec<Option<Value>>) -> impl Strategy<Value = Option<Value>> {
+        proptest::sample::select(choices)
+    }
+
+    fn objects() -> impl Strategy<Value = Option<Value>> {
+        pick(vec![
+            None,
+            Some(Value::Null),
+            Some(pod(json!({}))),
+            Some(pod(
+                json!({"priorityClassName": "high-priority", "priority": 7}),
+            )),
+            Some(pod(json!({"priority": "high"}))),
+            Some(json!({"metadata": {"generateName": "web-"}, "spec": null})),
+            Some(json!({"spec": "not an object"})),
+            Some(class_obj("high-priority", 5, false)),
+            Some(class_obj("second-default", 5, true)),
+            Some(json!({"metadata": {"name": "x"}, "value": "high"})),
+            Some(json!([1, 2])),
+        ])
+    }
+
+    prop_compose! {
+        fn bodies()(
+            // Valid choices repeated: most bodies should reach the decision.
+            version in pick(vec![None, Some(json!("admission.k8s.io/v1")),
+                Some(json!("admission.k8s.io/v1")), Some(json!("admission.k8s.io/v1")),
+                Some(json!("admission.k8s.io/v1beta1")), Some(json!(1))]),
+            kind in pick(vec![None, Some(json!("AdmissionReview")), Some(json!("AdmissionReview")),
+                Some(json!("AdmissionReview")), Some(json!("Pod"))]),
+            resource in pick(vec![None, Some(json!({"group": "", "version": "v1", "resource": "pods"})),
+                Some(json!({"group": "scheduling.k8s.io", "version": "v1", "resource": "priorityclasses"})),
+                Some(json!({"resource": 5}))]),
+            operation in pick(vec![None, Some(json!("CREATE")), Some(json!("UPDATE")),
+                Some(json!("DELETE")), Some(json!(true))]),
+            uid in pick(vec![None, Some(json!("u-1")), Some(json!("u-1")), Some(json!("quote\"d")),
+                Some(json!(7))]),
+            sub_resource in pick(vec![None, Some(json!("")), Some(json!("status"))]),
+            object in objects(),
+            old_object in objects(),
+            request_null in prop::bool::weighted(0.1),
+            tail in pick(vec![None, None, None, Some(json!(" ")), Some(json!(" x")),
+                Some(json!("\u{0}"))]),
+        ) -> Vec<u8> {
+            let mut request = serde_json::Map::new();
+            let mut put = |key: &str, value: Option<Value>| {
+                if let Some(v) = value { request.insert(key.to_string(), v); }
+            };
+            put("uid", uid);
+            put("kind", Some(json!({"group": "", "version": "v1", "kind": "Pod"})));
+            put("resource", resource);
+            put("subResource", sub_resource);
+            put("namespace", Some(json!("shop")));
+            put("operation", operation);
+            put("object", object);
+            put("oldObject", old_object);
+            let mut review = serde_json::Map::new();
+            if let Some(v) = version { review.insert("apiVersion".into(), v); }
+            if let Some(k) = kind { review.insert("kind".into(), k); }
+            let request = if request_null { Value::Null } else { Value::Object(request) };
+            review.insert("request".into(), request);
+            let mut body = serde_json::to_vec(&review).unwrap();
+            if let Some(Value::String(t)) = tail { body.extend(t.as_bytes()); }
+            body
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_answers_as_the_two_step_decode(body in bodies()) {
+            let state = ready_state();
+            let in_steps = decode_request_in_steps(&body)
+                .and_then(|r| finish_pod(&state, r));
+            prop_assert_eq!(review_pod(&state, &body), in_steps);
+            let in_steps = decode_request_in_steps(&body)
+                .and_then(|r| finish_priority_class(&state, r));
+            prop_assert_eq!(review_priority_class(&state, &body), in_steps);
+        }
+    }
+
+    #[test]
+    fn the_example_reviews_are_read_in_one_pass() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/requests");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if !name.starts_with("admit-") {
+                continue;
+            }
+            let body = std::fs::read(&path).unwrap();
+            assert!(
+                decode_in_one_pass::<Decoded<PodPriorityFields>>(&body).is_some(),
+                "{name}"
+            );
+            seen += 1;
+        }
+        assert!(seen >= 6, "{seen} example reviews");
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_answered_by_the_two_step_decode() {
+        let state = ready_state();
+        let mut body = super::pod_review("CREATE", pod(json!({})));
+        let at = body.windows(5).position(|w| w == b"web-1").unwrap();
+        body[at] = 0xff;
+        let err = review_pod(&state, &body).unwrap_err();
+        assert_eq!(err, decode_request_in_steps(&body).unwrap_err());
+    }
+}
+
+#[test]
+fn the_hand_written_answer_is_the_v1_review_response() {
+    let op = PatchOp {
+        op: "add",
+        path: "/spec/priority",
+        value: json!(1000),
+    };
+    let patch = base64::engine::general_purpose::STANDARD
+        .encode(serde_json::to_vec(std::slice::from_ref(&op)).unwrap());
+    let denial = status(403, "Forbidden", "pods \"a\" is forbidden: \"x\"\n".into());
+    let cases = [
+        (Verdict::Allowed, json!({"uid": "u\"1", "allowed": true})),
+        (Verdict::Ignored, json!({"uid": "u\"1", "allowed": true})),
+        (
+            Verdict::Patched(vec![op]),
+            json!({"uid": "u\"1", "allowed": true, "patchType": "JSONPatch", "patch": patch}),
+        ),
+        (
+            Verdict::Denied(denial),
+            json!({"uid": "u\"1", "allowed": false, "status": {"status": "Failure", "code": 403,
+                   "reason": "Forbidden", "message": "pods \"a\" is forbidden: \"x\"\n"}}),
+        ),
+    ];
+    for (verdict, want) in cases {
+        let bytes = encode("u\"1", verdict).unwrap();
+        let got: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            got,
+            json!({"apiVersion": ADMISSION_V1, "kind": ADMISSION_REVIEW, "response": want})
+        );
+    }
+}

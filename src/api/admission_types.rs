@@ -1,10 +1,13 @@
 //! AdmissionReview `admission.k8s.io/v1` as kube-apiserver sends and reads
 //! it, and the few Pod fields priority admission touches.
 //!
-//! The review is decoded in two steps so that a body of the wrong version is
-//! told so before its shape is judged; the admitted object stays raw JSON
-//! until the handler knows it is ours, and only the fields we act on are
-//! decoded from it.
+//! A review is read in one pass ([`Review`]); only a body that pass refuses
+//! is read again in two steps ([`ReviewEnvelope`], then the request) so that
+//! a body of the wrong version is told so before its shape is judged. The
+//! admitted object stays raw JSON until the handler knows it is ours, and
+//! only the fields we act on are decoded from it.
+
+use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
@@ -13,6 +16,21 @@ use crate::model::null_fields::null_as_default;
 
 pub const ADMISSION_V1: &str = "admission.k8s.io/v1";
 pub const ADMISSION_REVIEW: &str = "AdmissionReview";
+
+/// The whole review in one pass: what every well-formed review takes.
+/// `O` is how the request carries the admitted objects (see
+/// [`AdmissionRequest`]).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[serde(bound(deserialize = "O: Deserialize<'de> + Default"))]
+pub struct Review<'a, O> {
+    #[serde(borrow, default)]
+    pub api_version: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub kind: Cow<'a, str>,
+    #[serde(default)]
+    pub request: Option<AdmissionRequest<'a, O>>,
+}
 
 /// The outer object: version, kind and the still-undecoded request.
 #[derive(Debug, Deserialize)]
@@ -26,67 +44,58 @@ pub struct ReviewEnvelope<'a> {
     pub request: Option<&'a RawValue>,
 }
 
+/// `O` holds `object` and `oldObject`: raw JSON by default (decoded by
+/// the webhook once it knows they are its kind), or [`Decoded`] when the
+/// one pass over a review decodes them too.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AdmissionRequest<'a> {
-    pub uid: String,
-    pub kind: GroupVersionKind,
-    pub resource: GroupVersionResource,
-    #[serde(default)]
-    pub sub_resource: String,
-    #[serde(default)]
-    pub name: String,
-    #[serde(default)]
-    pub namespace: String,
-    pub operation: String,
+#[serde(bound(deserialize = "O: Deserialize<'de> + Default"))]
+pub struct AdmissionRequest<'a, O = Option<&'a RawValue>> {
+    #[serde(borrow)]
+    pub uid: Cow<'a, str>,
+    #[serde(borrow)]
+    pub kind: GroupVersionKind<'a>,
+    #[serde(borrow)]
+    pub resource: GroupVersionResource<'a>,
     #[serde(borrow, default)]
-    pub object: Option<&'a RawValue>,
+    pub sub_resource: Cow<'a, str>,
     #[serde(borrow, default)]
-    pub old_object: Option<&'a RawValue>,
+    pub name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub namespace: Cow<'a, str>,
+    #[serde(borrow)]
+    pub operation: Cow<'a, str>,
+    #[serde(default)]
+    pub object: O,
+    #[serde(default)]
+    pub old_object: O,
     #[serde(default)]
     pub dry_run: bool,
 }
 
+/// An admitted object decoded with its review; `null` or absent is `None`.
 #[derive(Debug, Default, Deserialize)]
-pub struct GroupVersionKind {
-    #[serde(default)]
-    pub group: String,
-    #[serde(default)]
-    pub version: String,
-    #[serde(default)]
-    pub kind: String,
-}
+#[serde(transparent)]
+pub struct Decoded<T>(pub Option<T>);
 
 #[derive(Debug, Default, Deserialize)]
-pub struct GroupVersionResource {
-    #[serde(default)]
-    pub group: String,
-    #[serde(default)]
-    pub version: String,
-    #[serde(default)]
-    pub resource: String,
+pub struct GroupVersionKind<'a> {
+    #[serde(borrow, default)]
+    pub group: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub version: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub kind: Cow<'a, str>,
 }
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReviewResponse<'a> {
-    pub api_version: &'static str,
-    pub kind: &'static str,
-    pub response: AdmissionResponse<'a>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AdmissionResponse<'a> {
-    pub uid: &'a str,
-    pub allowed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<Status>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub patch_type: Option<&'static str>,
-    /// Base64 of the JSONPatch document.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub patch: Option<String>,
+#[derive(Debug, Default, Deserialize)]
+pub struct GroupVersionResource<'a> {
+    #[serde(borrow, default)]
+    pub group: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub version: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub resource: Cow<'a, str>,
 }
 
 /// The `metav1.Status` of a denial; kube-apiserver answers the client with

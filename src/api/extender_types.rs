@@ -6,6 +6,8 @@
 //! In full `Nodes` mode each node is kept twice: decoded as our lean
 //! [`Node`] for the policies, and as the request's raw JSON text (borrowed,
 //! not copied) so the answer can hand kube-scheduler back its own objects.
+//! Such a body is read in parts (`extender_args_split`); the serde reading
+//! here is what tells a body it refuses what is wrong.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -18,6 +20,7 @@ use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::model::shared::unpooled;
 use crate::model::{Node, Pod};
 use crate::policy::{Code, Failure};
 
@@ -37,12 +40,36 @@ pub type NodeName<'a> = Cow<'a, str>;
 /// A v1 NodeList: each item decoded and its raw JSON text.
 #[derive(Debug, Default)]
 pub struct NodeList<'a> {
-    pub items: Vec<(Node, &'a RawValue)>,
+    pub items: Vec<(Node, RawNode<'a>)>,
+}
+
+/// One node's JSON text as the request carries it. A [`Node`] was decoded
+/// from it, so it is one valid JSON value; an answer writes it back
+/// verbatim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawNode<'a>(&'a str);
+
+impl<'a> RawNode<'a> {
+    pub fn text(&self) -> &'a str {
+        self.0
+    }
+}
+
+impl Serialize for RawNode<'_> {
+    /// The text as a `RawValue`, which serde_json writes as is. Making one
+    /// reads the text once more, so it is done only for the nodes answered.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let raw: &RawValue = serde_json::from_str(self.0).map_err(S::Error::custom)?;
+        raw.serialize(s)
+    }
 }
 
 impl<'a> ExtenderArgs<'a> {
     pub fn from_slice(body: &'a [u8]) -> Result<Self, serde_json::Error> {
-        serde_json::from_slice(body)
+        match super::extender_args_split::read(body) {
+            Some(args) => Ok(args),
+            None => serde_json::from_slice(body),
+        }
     }
 }
 
@@ -148,7 +175,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Name<'a> {
 }
 
 #[derive(Default)]
-struct Items<'a>(Vec<(Node, &'a RawValue)>);
+struct Items<'a>(Vec<(Node, RawNode<'a>)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -161,10 +188,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
             fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
                 let mut raws = Vec::with_capacity(seq.size_hint().unwrap_or(0));
                 while let Some(raw) = seq.next_element::<&'de RawValue>()? {
-                    raws.push(raw);
+                    raws.push(raw.get());
                 }
-                let nodes = decode_nodes(&raws).map_err(de::Error::custom)?;
-                Ok(Items(nodes.into_iter().zip(raws).collect()))
+                decode_nodes(&raws).map(Items).map_err(de::Error::custom)
             }
         }
         d.deserialize_seq(ItemsVisitor(std::marker::PhantomData))
@@ -176,19 +202,23 @@ impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
 /// Below this many nodes one thread decodes them all.
 const PARALLEL_DECODE_MIN: usize = 512;
 
-/// Decode every node of a NodeList. A full 5,000-node list is tens of MB of
-/// JSON, mostly fields we skip; decoding is the bulk of a Nodes-mode
-/// request, so large lists are split over the machine's cores. The error
-/// names the first bad item.
-fn decode_nodes(raws: &[&RawValue]) -> Result<Vec<Node>, String> {
-    let parts = crate::parallel::map_parts(raws, PARALLEL_DECODE_MIN, |offset, part| {
-        part.iter()
-            .enumerate()
-            .map(|(i, raw)| {
-                serde_json::from_str::<Node>(raw.get())
-                    .map_err(|e| format!("Nodes.items[{}]: {e}", offset + i))
-            })
-            .collect::<Result<Vec<Node>, String>>()
+/// Decode every node of a NodeList, each with its text. A full 5,000-node
+/// list is tens of MB of JSON, mostly fields we skip; decoding is the bulk
+/// of a Nodes-mode request, so large lists are split over the machine's
+/// cores. The nodes live as long as the request, so their parts are not
+/// pooled. The error names the first bad item.
+pub(super) fn decode_nodes<'a>(texts: &[&'a str]) -> Result<Vec<(Node, RawNode<'a>)>, String> {
+    let parts = crate::parallel::map_parts(texts, PARALLEL_DECODE_MIN, |offset, part| {
+        unpooled(|| {
+            part.iter()
+                .enumerate()
+                .map(|(i, &text)| {
+                    serde_json::from_str::<Node>(text)
+                        .map(|node| (node, RawNode(text)))
+                        .map_err(|e| format!("Nodes.items[{}]: {e}", offset + i))
+                })
+                .collect::<Result<Vec<_>, String>>()
+        })
     })?;
     Ok(parts.into_iter().flatten().collect())
 }
@@ -286,11 +316,11 @@ pub struct NodeListOut<'a> {
     pub api_version: &'static str,
     pub kind: &'static str,
     pub metadata: BTreeMap<String, String>,
-    pub items: Vec<&'a RawValue>,
+    pub items: Vec<RawNode<'a>>,
 }
 
 impl<'a> NodeListOut<'a> {
-    pub fn new(items: Vec<&'a RawValue>) -> Self {
+    pub fn new(items: Vec<RawNode<'a>>) -> Self {
         Self {
             api_version: "v1",
             kind: "NodeList",
@@ -336,7 +366,7 @@ mod tests {
         let items = args.nodes.unwrap().items;
         assert_eq!(items.len(), 2);
         assert_eq!(items[0].0.label("z"), Some("a"));
-        assert!(items[0].1.get().contains("images"));
+        assert!(items[0].1.text().contains("images"));
         assert_eq!(items[1].0.name(), "n2");
     }
 
@@ -378,7 +408,7 @@ mod tests {
         assert_eq!(list.items.len(), 2 * PARALLEL_DECODE_MIN);
         for (i, (node, raw)) in list.items.iter().enumerate() {
             assert_eq!(node.name(), format!("n{i}"));
-            assert!(raw.get().contains(&format!("\"n{i}\"")));
+            assert!(raw.text().contains(&format!("\"n{i}\"")));
         }
         let last = 2 * PARALLEL_DECODE_MIN - 1;
         let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[700, last]));

@@ -8,6 +8,7 @@ mod any_case;
 pub mod bind;
 pub mod explain;
 pub mod extender;
+mod extender_args_split;
 pub mod extender_types;
 mod filter_json;
 mod in_flight;

@@ -10,7 +10,7 @@
 //! writing through it copies first when others share it.
 
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
@@ -41,6 +41,9 @@ impl<T: Hash + Eq + Send + Sync + 'static> Shared<T> {
     /// The pooled copy of `value` when this thread has decoded an equal one
     /// before, otherwise `value`, now pooled.
     pub fn interned(value: T) -> Self {
+        if !POOLING.get() {
+            return Self::new(value);
+        }
         POOLS.with_borrow_mut(|pools| {
             let pool = pools
                 .entry(TypeId::of::<T>())
@@ -57,6 +60,22 @@ impl<T: Hash + Eq + Send + Sync + 'static> Shared<T> {
 
 thread_local! {
     static POOLS: RefCell<HashMap<TypeId, Box<dyn Any>>> = RefCell::new(HashMap::new());
+    static POOLING: Cell<bool> = const { Cell::new(true) };
+}
+
+/// `decode()` with pooling off on this thread: for objects decoded once and
+/// dropped with their request (the Nodes of an extender call, each with
+/// its own labels), where pooling would only hash every value and fill the
+/// pool with values nobody shares.
+pub fn unpooled<R>(decode: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            POOLING.set(self.0);
+        }
+    }
+    let _restore = Restore(POOLING.replace(false));
+    decode()
 }
 
 struct Pool<T> {
@@ -214,6 +233,22 @@ mod tests {
         assert!(Shared::ptr_eq(&a, &b));
         assert!(!Shared::ptr_eq(&a, &c));
         assert_eq!(*a, labels(&[("app", "web"), ("tier", "x")]));
+    }
+
+    #[test]
+    fn unpooled_decoding_shares_nothing_and_pooling_resumes_after() {
+        let text = r#"{"unpooled-test":"a"}"#;
+        let pooled: Shared<Labels> = serde_json::from_str(text).unwrap();
+        let (a, b): (Shared<Labels>, Shared<Labels>) = unpooled(|| {
+            (
+                serde_json::from_str(text).unwrap(),
+                serde_json::from_str(text).unwrap(),
+            )
+        });
+        assert!(!Shared::ptr_eq(&a, &b) && !Shared::ptr_eq(&a, &pooled));
+        assert_eq!(a, pooled);
+        let again: Shared<Labels> = serde_json::from_str(text).unwrap();
+        assert!(Shared::ptr_eq(&again, &pooled));
     }
 
     #[test]

@@ -1,0 +1,410 @@
+//! Reading an ExtenderArgs in parts, for the Nodes mode's large bodies.
+//!
+//! With `nodeCacheCapable: false` kube-scheduler sends every candidate as
+//! a full v1 Node: tens of MB, nearly all of it fields the policies skip.
+//! Read by serde_json as one document, the list was scanned twice (once to
+//! find each item's text, once to decode the item), the first scan on one
+//! core. Here a light scan finds the members of the object and the text
+//! of each item (it follows strings and brackets and checks the
+//! punctuation between members, nothing else), and serde_json reads each
+//! part on its own, where its syntax is checked in full: the items on all
+//! cores. A body this reading refuses, for any reason, is read again as one
+//! document by serde_json, whose error the client gets: a bad body is told
+//! exactly what it was told before.
+
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+
+use super::extender_types::{ExtenderArgs, NodeList, RawNode, decode_nodes};
+use crate::model::Node;
+
+/// The args, or `None` when the body is not a well-formed ExtenderArgs
+/// (the caller reads it again with serde_json to say why).
+pub fn read(body: &[u8]) -> Option<ExtenderArgs<'_>> {
+    let mut scan = Scan::new(body);
+    let mut args = ExtenderArgs::default();
+    scan.object(|key, scan| {
+        if key.eq_ignore_ascii_case("pod") {
+            args.pod = serde_json::from_slice(scan.value()?).ok()?;
+        } else if key.eq_ignore_ascii_case("nodes") {
+            args.nodes = node_list(scan)?;
+        } else if key.eq_ignore_ascii_case("nodenames") {
+            args.node_names = serde_json::from_slice(scan.value()?).ok()?;
+        } else {
+            serde_json::from_slice::<IgnoredAny>(scan.value()?).ok()?;
+        }
+        Some(())
+    })?;
+    scan.end()?;
+    Some(args)
+}
+
+/// A v1 NodeList (or `null`) where `scan` is: `items` decoded, other
+/// members checked. Walked in place, so the list is scanned once.
+fn node_list<'a>(scan: &mut Scan<'a>) -> Option<Option<NodeList<'a>>> {
+    if scan.null()? {
+        return Some(None);
+    }
+    let mut list = NodeList::default();
+    scan.object(|key, scan| {
+        if key.eq_ignore_ascii_case("items") {
+            list.items = items(scan)?;
+        } else {
+            serde_json::from_slice::<IgnoredAny>(scan.value()?).ok()?;
+        }
+        Some(())
+    })?;
+    Some(Some(list))
+}
+
+fn items<'a>(scan: &mut Scan<'a>) -> Option<Vec<(Node, RawNode<'a>)>> {
+    if scan.null()? {
+        return Some(Vec::new());
+    }
+    let mut texts = Vec::new();
+    scan.array(|scan| {
+        texts.push(std::str::from_utf8(scan.value()?).ok()?);
+        Some(())
+    })?;
+    decode_nodes(&texts).ok()
+}
+
+/// A cursor over JSON text that knows where values begin and end and
+/// checks the punctuation between them; what is inside a value is left to
+/// serde_json.
+struct Scan<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(text: &'a [u8]) -> Self {
+        Self { text, at: 0 }
+    }
+
+    fn skip_space(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    /// The next byte after any whitespace, consumed.
+    fn next_byte(&mut self) -> Option<u8> {
+        self.skip_space();
+        let byte = *self.text.get(self.at)?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    /// `{ "key": value, ... }`: `member` gets each key (unescaped) with
+    /// the cursor on its value, and must move past that value.
+    fn object(&mut self, mut member: impl FnMut(&str, &mut Self) -> Option<()>) -> Option<()> {
+        (self.next_byte()? == b'{').then_some(())?;
+        self.skip_space();
+        if self.text.get(self.at) == Some(&b'}') {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.skip_space();
+            let start = self.at;
+            self.string()?;
+            let key: Cow<'_, str> = serde_json::from_slice(&self.text[start..self.at]).ok()?;
+            (self.next_byte()? == b':').then_some(())?;
+            member(&key, self)?;
+            match self.next_byte()? {
+                b',' => {}
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// `[ value, ... ]`: `item` gets the cursor on each value, and must
+    /// move past it.
+    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        (self.next_byte()? == b'[').then_some(())?;
+        self.skip_space();
+        if self.text.get(self.at) == Some(&b']') {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            match self.next_byte()? {
+                b',' => {}
+                b']' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// Whether the value here is `null` (then passed); `None` for a value
+    /// that starts as a literal but is not one.
+    fn null(&mut self) -> Option<bool> {
+        self.skip_space();
+        if !matches!(self.text.get(self.at), Some(b'n')) {
+            return Some(false);
+        }
+        (self.value()? == b"null").then_some(true)
+    }
+
+    /// Only whitespace is left.
+    fn end(&mut self) -> Option<()> {
+        self.skip_space();
+        (self.at == self.text.len()).then_some(())
+    }
+
+    /// The text of the value that starts here: a string, an object or
+    /// array up to its matching bracket, or a scalar up to the next
+    /// delimiter.
+    fn value(&mut self) -> Option<&'a [u8]> {
+        self.skip_space();
+        let start = self.at;
+        match *self.text.get(self.at)? {
+            b'"' => self.string()?,
+            b'{' | b'[' => self.nested()?,
+            _ => {
+                while let Some(b) = self.text.get(self.at) {
+                    if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                        break;
+                    }
+                    self.at += 1;
+                }
+            }
+        }
+        let value = &self.text[start..self.at];
+        (!value.is_empty()).then_some(value)
+    }
+
+    /// Past the object or array that starts here. Brackets are counted,
+    /// not paired: a mismatch is serde_json's to find in the value.
+    fn nested(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            match *self.text.get(self.at)? {
+                b'"' => {
+                    self.string()?;
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.at += 1;
+                        return Some(());
+                    }
+                }
+                _ => {}
+            }
+            self.at += 1;
+        }
+    }
+
+    /// Past the string that starts here (on its opening quote). Most of a
+    /// NodeList is string text, so it is passed over eight bytes at a time.
+    fn string(&mut self) -> Option<()> {
+        (self.text.get(self.at) == Some(&b'"')).then_some(())?;
+        self.at += 1;
+        loop {
+            while let Some(word) = self.text.get(self.at..self.at + 8) {
+                let word = u64::from_le_bytes(word.try_into().ok()?);
+                let found = bytes_equal(word, b'"') | bytes_equal(word, b'\\');
+                if found != 0 {
+                    self.at += found.trailing_zeros() as usize / 8;
+                    break;
+                }
+                self.at += 8;
+            }
+            match *self.text.get(self.at)? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' => self.at += 2,
+                _ => self.at += 1,
+            }
+        }
+    }
+}
+
+/// The high bit of each byte of `word` that equals `byte` (exact: no
+/// borrow crosses from one byte into the next).
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::synth::{SynthParams, generate_json};
+
+    /// What both readings must agree on.
+    fn parts(args: &ExtenderArgs<'_>) -> impl PartialEq + std::fmt::Debug {
+        let nodes = args.nodes.as_ref().map(|list| {
+            list.items
+                .iter()
+                .map(|(node, raw)| (node.clone(), raw.text().to_string()))
+                .collect::<Vec<_>>()
+        });
+        (args.pod.clone(), args.node_names.clone(), nodes)
+    }
+
+    /// A body read in parts is read as serde_json reads it whole; a body
+    /// serde_json refuses is refused.
+    fn agree(body: &[u8]) -> Result<bool, TestCaseError> {
+        let whole = serde_json::from_slice::<ExtenderArgs<'_>>(body);
+        match (read(body), &whole) {
+            (Some(split), Ok(whole)) => prop_assert_eq!(parts(&split), parts(whole)),
+            (Some(split), Err(e)) => {
+                prop_assert!(false, "read {:?}, serde_json refuses: {e}", parts(&split))
+            }
+            (None, _) => {}
+        }
+        Ok(read(body).is_some())
+    }
+
+    fn realistic_nodes(count: usize) -> Vec<Value> {
+        let params = SynthParams {
+            pods: 0,
+            ..SynthParams::new(count, 0)
+        };
+        let list: Value = serde_json::from_str(&generate_json(&params)).unwrap();
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item["kind"] == "Node")
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn a_realistic_node_list_is_read_in_parts_as_serde_json_reads_it() {
+        let nodes = realistic_nodes(40);
+        assert_eq!(nodes.len(), 40);
+        let body = serde_json::to_vec(&json!({
+            "Pod": {"metadata": {"name": "p", "namespace": "ns"}},
+            "Nodes": {"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": nodes},
+        }))
+        .unwrap();
+        assert!(
+            agree(&body).unwrap(),
+            "the realistic body took the slow path"
+        );
+        let args = read(&body).unwrap();
+        let items = &args.nodes.as_ref().unwrap().items;
+        for ((node, raw), want) in items.iter().zip(&nodes) {
+            assert_eq!(node.name(), want["metadata"]["name"]);
+            let text: Value = serde_json::from_str(raw.text()).unwrap();
+            assert_eq!(&text, want, "the raw text is the item itself");
+        }
+    }
+
+    #[test]
+    fn what_serde_json_refuses_is_refused() {
+        for body in [
+            &b"null"[..],
+            b"[]",
+            b"{} x",
+            b"{\"Pod\":{}} {}",
+            b"{\"Pod\":{}}\x0c",
+            b"{\"Pod\":{},}",
+            b"{\"Nodes\":{\"items\":[{\"metadata\":{\"name\":5}}]}}",
+            b"{\"Nodes\":{\"items\":[{},]}}",
+            b"{\"Nodes\":{\"items\":{}}}",
+            b"{\"Nodes\":[]}",
+            b"{\"Pod\":{\"spec\":{\"priority\":\"high\"}}}",
+            b"{\"extra\":[1,}",
+            b"{\"\\x\":1}",
+            b"{\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}}",
+        ] {
+            assert!(read(body).is_none(), "{}", String::from_utf8_lossy(body));
+            assert!(serde_json::from_slice::<ExtenderArgs<'_>>(body).is_err());
+        }
+    }
+
+    fn node(name: &str) -> Value {
+        json!({"metadata": {"name": name, "labels": {"zone": "a", "q": "x\"y\\z"}},
+               "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]},
+               "status": {"allocatable": {"cpu": "4"}, "images": [{"names": ["i"]}]}})
+    }
+
+    /// JSON text for `value`, spaced or not.
+    fn text(value: &Value, pretty: bool) -> String {
+        if pretty {
+            serde_json::to_string_pretty(value).unwrap()
+        } else {
+            value.to_string()
+        }
+    }
+
+    prop_compose! {
+        fn bodies()(
+            pod_key in prop::sample::select(vec!["Pod", "pod", "POD", "P\\u006fd"]),
+            pod in prop::sample::select(vec![json!({"metadata": {"name": "p"}}), Value::Null,
+                json!({"spec": {"priority": "high"}}), json!(3)]),
+            nodes_key in prop::sample::select(vec!["Nodes", "nodes"]),
+            items_key in prop::sample::select(vec!["items", "Items"]),
+            names in prop::collection::vec("[a-z0-9\"\\\\]{0,4}", 0..4),
+            broken in prop::option::of(0usize..4),
+            extra in prop::option::of(prop::sample::select(vec![json!({"a": [1, {"b": null}]}),
+                json!("s\u{1}"), json!(-1.5e3)])),
+            pretty in any::<bool>(),
+            cut in prop::option::of(0usize..400),
+            tail in prop::sample::select(vec!["", " ", "\n", " }", "x"]),
+        ) -> Vec<u8> {
+            let mut items: Vec<Value> = names.iter().map(|n| node(n)).collect();
+            if let Some(i) = broken.filter(|&i| i < items.len()) {
+                items[i]["metadata"]["name"] = json!(7);
+            }
+            let mut body = serde_json::Map::new();
+            body.insert(nodes_key.to_string(), json!({"kind": "NodeList", items_key: items}));
+            body.insert("NodeNames".into(), json!(names));
+            if let Some(extra) = extra {
+                body.insert("Extra".into(), extra);
+            }
+            let mut out = text(&Value::Object(body), pretty);
+            // The key with an escape is written by hand: serde_json would
+            // escape the backslash.
+            let pod = format!("\"{pod_key}\":{},", text(&pod, pretty));
+            out.insert_str(1, &pod);
+            let mut out = out.into_bytes();
+            if let Some(at) = cut {
+                out.truncate(at.min(out.len()));
+            }
+            out.extend(tail.as_bytes());
+            out
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_body_is_read_as_serde_json_reads_it(body in bodies()) {
+            agree(&body)?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod word_tests {
+    use proptest::prelude::*;
+
+    use super::bytes_equal;
+
+    proptest! {
+        #[test]
+        fn bytes_equal_marks_exactly_the_equal_bytes(bytes in any::<[u8; 8]>(), byte in any::<u8>()) {
+            let marks = bytes_equal(u64::from_le_bytes(bytes), byte).to_le_bytes();
+            for (b, mark) in bytes.iter().zip(marks) {
+                prop_assert_eq!(mark, if *b == byte { 0x80 } else { 0 });
+            }
+        }
+    }
+}
