@@ -10,9 +10,12 @@ fuzz_target!(|body: &[u8]| {
     let settings = &DEFAULTS.scheduling;
     let result = filter(Some(&DEMO), settings, body);
     // The handler answers an encoding failure as a 500; an answer that
-    // encodes must be JSON.
-    if let Ok(bytes) = serde_json::to_vec(&result) {
+    // encodes must be JSON, and the hand-written encoding the server sends
+    // must be exactly the derived one.
+    if let Ok(bytes) = result.to_json(0) {
         assert_json(&bytes);
+        let derived = serde_json::to_vec(&result).expect("derived encoding");
+        assert_eq!(bytes, derived, "hand-written filter answer differs");
     }
     if let Ok(scores) = prioritize_body(&DEMO, settings, body) {
         for host in &scores {

@@ -591,7 +591,7 @@ fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> T {
 /// the contract whatever the result type looks like inside.
 fn check_filter(body: &[u8], candidates: &[&str], config: &Config) {
     let result = filter(Some(&CLUSTER), &config.scheduling, body);
-    let json = serde_json::to_vec(&result).expect("the filter answer encodes");
+    let json = result.to_json(body.len()).expect("the filter answer encodes");
     let answer: FilterAnswer = decode(&json);
     let shown = || String::from_utf8_lossy(&json).into_owned();
     if !answer.error.is_empty() {
