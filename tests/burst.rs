@@ -290,15 +290,7 @@ async fn burst_report() {
 const PATIENT: &str = "live:\n  inFlightWaitMillis: 20000\n";
 
 async fn scrape(bench: &Bench, name: &str) -> f64 {
-    let text = bench
-        .client
-        .get(bench.server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = common::get_text(&bench.client, &bench.server.url("/metrics")).await;
     common::metric(&text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
 
@@ -331,15 +323,7 @@ async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
 
 /// How long the in-flight waits took, bucket by bucket (cumulative).
 async fn print_wait_histogram(bench: &Bench) {
-    let text = bench
-        .client
-        .get(bench.server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = common::get_text(&bench.client, &bench.server.url("/metrics")).await;
     for line in text
         .lines()
         .filter(|l| l.starts_with("kube_arbiter_in_flight_wait_seconds"))

@@ -18,16 +18,8 @@ fn start(extra: &[&str]) -> (tempfile::TempDir, ServerProcess, TestCa) {
 #[tokio::test]
 async fn metrics_report_the_view_and_the_certificate_expiry() {
     let (_dir, server, ca) = start(&[]);
-    let text = client(&ca.cert_pem, server.addr)
-        .build()
-        .unwrap()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let client = client(&ca.cert_pem, server.addr).build().unwrap();
+    let text = common::get_text(&client, &server.url("/metrics")).await;
     assert_eq!(
         metric(&text, "kube_arbiter_view_ready"),
         Some(1.0),

@@ -53,16 +53,10 @@ fn peer_cert(response: &reqwest::Response) -> Option<Vec<u8>> {
 }
 
 async fn metrics_text(setup: &Setup) -> String {
-    client(&setup.ca.cert_pem, setup.server.addr)
+    let client = client(&setup.ca.cert_pem, setup.server.addr)
         .build()
-        .unwrap()
-        .get(setup.server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+        .unwrap();
+    common::get_text(&client, &setup.server.url("/metrics")).await
 }
 
 #[tokio::test]

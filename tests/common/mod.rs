@@ -279,6 +279,11 @@ pub fn client(ca_pem: &str, addr: SocketAddr) -> reqwest::ClientBuilder {
         .timeout(PATIENCE)
 }
 
+/// The body of a GET of `url` as text; panics on any failure.
+pub async fn get_text(client: &reqwest::Client, url: &str) -> String {
+    client.get(url).send().await.unwrap().text().await.unwrap()
+}
+
 /// Poll `check` until it returns `Some`, at most [`PATIENCE`].
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
