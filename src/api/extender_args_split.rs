@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use serde::de::IgnoredAny;
 
-use super::extender_types::{ExtenderArgs, NodeList, RawNode, decode_nodes};
+use super::extender_types::{ExtenderArgs, Names, NodeList, RawNode, decode_nodes};
 use crate::model::Node;
 
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
@@ -30,7 +30,9 @@ pub fn read(body: &[u8]) -> Option<ExtenderArgs<'_>> {
         } else if key.eq_ignore_ascii_case("nodes") {
             args.nodes = node_list(scan)?;
         } else if key.eq_ignore_ascii_case("nodenames") {
-            args.node_names = serde_json::from_slice(scan.value()?).ok()?;
+            args.node_names = serde_json::from_slice::<Option<Names<'_>>>(scan.value()?)
+                .ok()?
+                .map(|n| n.0);
         } else {
             serde_json::from_slice::<IgnoredAny>(scan.value()?).ok()?;
         }

@@ -64,8 +64,16 @@ impl Serialize for RawNode<'_> {
     }
 }
 
+/// Bodies at least this large are read in parts (a Nodes-mode NodeList);
+/// smaller ones (NodeNames) in one serde pass, which the scan would only
+/// add to.
+const SPLIT_READ_MIN: usize = 1 << 20;
+
 impl<'a> ExtenderArgs<'a> {
     pub fn from_slice(body: &'a [u8]) -> Result<Self, serde_json::Error> {
+        if body.len() < SPLIT_READ_MIN {
+            return serde_json::from_slice(body);
+        }
         match super::extender_args_split::read(body) {
             Some(args) => Ok(args),
             None => serde_json::from_slice(body),
@@ -128,7 +136,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for NodeList<'a> {
 }
 
 /// `NodeNames`, each borrowed from the body when it can be.
-struct Names<'a>(Vec<NodeName<'a>>);
+pub(super) struct Names<'a>(pub(super) Vec<NodeName<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Names<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
