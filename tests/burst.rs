@@ -11,7 +11,7 @@ mod fake_apiserver;
 use std::time::Duration;
 
 use burst_driver::{Binding, Burst, Driver, Outcome, Rules, TieBreak, Topology};
-use common::{ServerProcess, TestCa, client, eventually, install_provider};
+use common::{ServerProcess, TestCa, client, eventually, install_provider, live_serve_args};
 use fake_apiserver::FakeApiServer;
 
 /// kube-arbiter serving from the fake API server's cluster of `topology`.
@@ -31,20 +31,9 @@ impl Bench {
         api.load("Node", topology.nodes());
         let dir = tempfile::tempdir().unwrap();
         let ca = TestCa::new("burst-ca");
-        let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-        let config_file = dir.path().join("config.yaml");
-        std::fs::write(&config_file, config).unwrap();
+        let args = live_serve_args(&ca, dir.path(), api.kubeconfig(), Some(config));
         let server = ServerProcess::start_logging(
-            &[
-                "--tls-cert",
-                cert.to_str().unwrap(),
-                "--tls-key",
-                key.to_str().unwrap(),
-                "--kubeconfig",
-                api.kubeconfig().to_str().unwrap(),
-                "--config",
-                config_file.to_str().unwrap(),
-            ],
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
             // Quiet (a bind verb call logs a line), but the address and
             // the in-flight warnings are needed.
             "warn,kube_arbiter::server::serve=info",

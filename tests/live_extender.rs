@@ -6,21 +6,14 @@ mod common;
 #[path = "support/fake_apiserver.rs"]
 mod fake_apiserver;
 
-use common::{ServerProcess, TestCa, client, eventually, install_provider};
-use fake_apiserver::FakeApiServer;
+use common::{ServerProcess, TestCa, client, eventually, install_provider, live_serve_args};
+use fake_apiserver::{FakeApiServer, running_pod as pod};
 use serde_json::{Value, json};
 
 fn node(name: &str) -> Value {
     json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": "z1"}},
            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
-
-fn pod(name: &str, app: &str, node: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-           "labels": {"app": app}},
-           "spec": {"nodeName": node, "containers": [{"name": "c"}]},
-           "status": {"phase": "Running"}})
 }
 
 struct Live {
@@ -38,15 +31,8 @@ async fn start() -> Live {
     api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("live-extender-ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let server = ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--kubeconfig",
-        api.kubeconfig().to_str().unwrap(),
-    ]);
+    let args = live_serve_args(&ca, dir.path(), api.kubeconfig(), None);
+    let server = ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let client = client(&ca.cert_pem, server.addr).build().unwrap();
     let live = Live {
         api,

@@ -9,21 +9,14 @@ mod fake_apiserver;
 
 use std::time::Duration;
 
-use common::{ServerProcess, TestCa, client, eventually, install_provider};
-use fake_apiserver::FakeApiServer;
+use common::{ServerProcess, TestCa, client, eventually, install_provider, live_serve_args};
+use fake_apiserver::{FakeApiServer, running_pod as pod};
 use serde_json::{Value, json};
 
 fn node(name: &str) -> Value {
     json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
            "labels": {"kubernetes.io/hostname": name}},
            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
-
-fn pod(name: &str, app: &str, node: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-           "labels": {"app": app}},
-           "spec": {"nodeName": node, "containers": [{"name": "c"}]},
-           "status": {"phase": "Running"}})
 }
 
 fn cluster(api: &FakeApiServer) {
@@ -52,21 +45,10 @@ fn serve(api: &FakeApiServer, live: &str, filter: Option<&str>) -> Served {
     install_provider();
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("live-outage-ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let config = dir.path().join("config.yaml");
-    std::fs::write(&config, format!("live: {live}\n")).unwrap();
-    let args = [
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--kubeconfig",
-        api.kubeconfig().to_str().unwrap(),
-        "--config",
-        config.to_str().unwrap(),
-        "--log-format",
-        "json",
-    ];
+    let config = format!("live: {live}\n");
+    let mut args = live_serve_args(&ca, dir.path(), api.kubeconfig(), Some(&config));
+    args.extend(["--log-format".to_string(), "json".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = match filter {
         Some(f) => ServerProcess::start_logging(&args, f),
         None => ServerProcess::start_default_log(&args),

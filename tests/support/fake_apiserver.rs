@@ -849,3 +849,11 @@ fn bind(shared: &Shared, path: &str, body: &[u8]) -> Response {
         &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
     )
 }
+
+/// A running pod of app `app` in namespace `shop`, bound to `node`.
+pub fn running_pod(name: &str, app: &str, node: &str) -> Value {
+    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+           "labels": {"app": app}},
+           "spec": {"nodeName": node, "containers": [{"name": "c"}]},
+           "status": {"phase": "Running"}})
+}
