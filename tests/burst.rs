@@ -515,6 +515,7 @@ async fn a_pod_kube_scheduler_gave_up_on_releases_its_waiters() {
     assert!(
         bench
             .api
+            .handle()
             .record_scheduling_failure("shop", "a", "SchedulerError", message)
     );
     assert_eq!(waiting.await.unwrap().status(), 200);

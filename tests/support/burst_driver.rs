@@ -395,7 +395,7 @@ impl Driver<'_> {
             }
         };
         let meta = &pod["metadata"];
-        self.api.record_scheduling_failure(
+        self.api.handle().record_scheduling_failure(
             meta["namespace"].as_str().unwrap(),
             meta["name"].as_str().unwrap(),
             "Unschedulable",

@@ -357,19 +357,6 @@ impl FakeApiServer {
         inner.rng = seed;
     }
 
-    /// What kube-scheduler's failure handler writes after a failed cycle;
-    /// see [`ApiHandle::record_scheduling_failure`].
-    pub fn record_scheduling_failure(
-        &self,
-        namespace: &str,
-        name: &str,
-        reason: &str,
-        message: &str,
-    ) -> bool {
-        self.handle()
-            .record_scheduling_failure(namespace, name, reason, message)
-    }
-
     /// A handle that tasks outliving a borrow of the server can keep.
     pub fn handle(&self) -> ApiHandle {
         ApiHandle {
