@@ -11,7 +11,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::collections::hash_map::Entry;
 use std::fmt;
 use std::sync::Arc;
 
@@ -299,20 +298,13 @@ impl<'a> FailedNodes<'a> {
 }
 
 impl Serialize for FailedNodes<'_> {
-    /// Each distinct reason is escaped once and then copied: thousands of
-    /// nodes share a few long texts, and escaping them per node was the
-    /// largest single cost of a filter answer.
+    /// A plain map in recorded order. The server writes filter answers with
+    /// `ExtenderFilterResult::to_json` (api/filter_json.rs, which encodes
+    /// each shared reason once); this is the reference it is tested against.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut encoded: foldhash::HashMap<*const u8, Box<RawValue>> = Default::default();
         let mut map = s.serialize_map(Some(self.0.len()))?;
         for (node, reason) in &self.0 {
-            let raw = match encoded.entry(reason.as_ptr()) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => {
-                    e.insert(serde_json::value::to_raw_value(&**reason).map_err(S::Error::custom)?)
-                }
-            };
-            map.serialize_entry(node, raw)?;
+            map.serialize_entry(node, &**reason)?;
         }
         map.end()
     }

@@ -319,10 +319,9 @@ pub fn count_cluster(
                 None if register => continue,
                 None => empty,
             };
-            if table.get(domain).is_some()
+            if let Some(n) = table.get_mut(domain)
                 && takes_part(idx)
                 && constraint.counts(&r.pod, namespace)
-                && let Some(n) = table.get_mut(domain)
             {
                 *n += 1;
             }
