@@ -25,6 +25,7 @@ mod chunked;
 mod indexes;
 mod label_index;
 mod node_pods;
+mod node_sets;
 mod nominated_index;
 mod pdb_index;
 mod term_holders;
@@ -37,6 +38,7 @@ use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_c
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
 pub use self::node_pods::{NodePods, PodSummary};
+pub use self::node_sets::NodeSets;
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};
 use self::term_holders::TermHolders;

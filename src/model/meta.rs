@@ -66,7 +66,11 @@ impl ObjectMeta {
         if self.namespace.is_empty() {
             self.name.clone()
         } else {
-            format!("{}/{}", self.namespace, self.name)
+            let mut key = String::with_capacity(self.namespace.len() + 1 + self.name.len());
+            key.push_str(&self.namespace);
+            key.push('/');
+            key.push_str(&self.name);
+            key
         }
     }
 }

@@ -110,25 +110,45 @@ impl LabelSelectorRequirement {
 
 impl fmt::Display for LabelSelector {
     /// The same text `kubectl` prints for a selector (`app=web,tier in (a,b)`).
+    /// Written piece by piece: failure reasons print it on the filter path.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts: Vec<String> = self
-            .match_labels
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
+        if self.match_labels.is_empty() && self.match_expressions.is_empty() {
+            return f.write_str("<all>");
+        }
+        let mut first = true;
+        let mut next = |f: &mut fmt::Formatter<'_>| {
+            if std::mem::take(&mut first) {
+                Ok(())
+            } else {
+                f.write_str(",")
+            }
+        };
+        for (k, v) in &self.match_labels {
+            next(f)?;
+            write!(f, "{k}={v}")?;
+        }
         for r in &self.match_expressions {
-            parts.push(match r.operator {
-                SelectorOperator::In => format!("{} in ({})", r.key, r.values.join(",")),
-                SelectorOperator::NotIn => format!("{} notin ({})", r.key, r.values.join(",")),
-                SelectorOperator::Exists => r.key.clone(),
-                SelectorOperator::DoesNotExist => format!("!{}", r.key),
-            });
+            next(f)?;
+            let (prefix, list) = match r.operator {
+                SelectorOperator::In => ("", Some(" in (")),
+                SelectorOperator::NotIn => ("", Some(" notin (")),
+                SelectorOperator::Exists => ("", None),
+                SelectorOperator::DoesNotExist => ("!", None),
+            };
+            f.write_str(prefix)?;
+            f.write_str(&r.key)?;
+            if let Some(open) = list {
+                f.write_str(open)?;
+                for (i, v) in r.values.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    f.write_str(v)?;
+                }
+                f.write_str(")")?;
+            }
         }
-        if parts.is_empty() {
-            f.write_str("<all>")
-        } else {
-            f.write_str(&parts.join(","))
-        }
+        Ok(())
     }
 }
 

@@ -6,7 +6,6 @@
 //! mode): then its label value is looked up by string, and may be a value
 //! no node of the view carries.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cluster::{ByNode, DomainId, KeyDomains, NodeIdx, Snapshot, TopologyIndex};
@@ -155,7 +154,8 @@ pub struct DomainTable<T> {
 #[derive(Debug, Clone)]
 enum Known<T> {
     Dense(Vec<Option<T>>),
-    Sparse(BTreeMap<DomainId, T>),
+    /// Hashed, not ordered: a table is read by domain, or summed whole.
+    Sparse(foldhash::HashMap<DomainId, T>),
 }
 
 impl<T> DomainTable<T> {
@@ -173,7 +173,7 @@ impl<T> DomainTable<T> {
     /// A table that stores only the domains written to.
     pub fn sparse() -> Self {
         Self {
-            known: Known::Sparse(BTreeMap::new()),
+            known: Known::Sparse(foldhash::HashMap::default()),
             unknown: Vec::new(),
         }
     }

@@ -46,7 +46,7 @@ impl PodFilters {
     ) -> Result<Self, String> {
         Ok(Self {
             tolerations: pod.spec.tolerations.clone(),
-            node_affinity: node_affinity::prepare_filter(pod).map(|f| f.for_view(snapshot)),
+            node_affinity: node_affinity::prepare_filter(pod).map(|f| f.for_view(pod, snapshot)),
             spread: topology_spread::prepare_filter(
                 snapshot,
                 pod,

@@ -117,6 +117,22 @@ impl RequiredNodeAffinity {
         any
     }
 
+    /// [`Self::matching_nodes`] for `self` built from `pod` ([`Self::of`]),
+    /// decided once per set of node constraints and node labels: the view's
+    /// topology index remembers it (see [`crate::cluster::NodeSets`]).
+    pub fn admitted_nodes(&self, pod: &Pod, snapshot: &Snapshot) -> Arc<[bool]> {
+        let required = pod.node_affinity().and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
+        snapshot
+            .topology()
+            .node_sets()
+            .get_or(&pod.spec.node_selector, required, || {
+                self.matching_nodes(snapshot)
+            })
+    }
+
     /// `RequiredNodeAffinity.Match`, parse errors counting as "no match".
     pub fn matches(&self, node: &Node) -> bool {
         let labels = &node.metadata.labels;
@@ -157,8 +173,8 @@ pub fn prepare_filter(pod: &Pod) -> Option<NodeAffinityFilter> {
 impl NodeAffinityFilter {
     /// Decide every node of `snapshot` now, so judging one of them (by
     /// index, [`Self::filter_at`]) is an array lookup.
-    pub fn for_view(mut self, snapshot: &Snapshot) -> Self {
-        self.admitted = Some(self.required.matching_nodes(snapshot).into());
+    pub fn for_view(mut self, pod: &Pod, snapshot: &Snapshot) -> Self {
+        self.admitted = Some(self.required.admitted_nodes(pod, snapshot));
         self
     }
 

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::node_sets::NodeSets;
 use super::{Map, NodeIdx};
 use crate::model::Node;
 
@@ -97,6 +98,8 @@ impl KeyDomains {
 #[derive(Debug, Clone, Default)]
 pub struct TopologyIndex {
     keys: Map<String, Arc<KeyDomains>>,
+    /// Admitted-node sets decided on these nodes' labels.
+    node_sets: NodeSets,
 }
 
 impl TopologyIndex {
@@ -129,12 +132,18 @@ impl TopologyIndex {
         }
         Self {
             keys: keys.into_iter().map(|(k, d)| (k, Arc::new(d))).collect(),
+            node_sets: NodeSets::default(),
         }
     }
 
     /// The domains of `key`; `None` when no node carries it.
     pub fn key(&self, key: &str) -> Option<&Arc<KeyDomains>> {
         self.keys.get(key)
+    }
+
+    /// The node sets decided on this index's nodes (see [`NodeSets`]).
+    pub fn node_sets(&self) -> &NodeSets {
+        &self.node_sets
     }
 }
 

@@ -25,7 +25,24 @@ pub struct Witness {
 #[derive(Debug, Clone, Default)]
 struct DomainEntry {
     count: i64,
-    witnesses: Vec<Witness>,
+    /// The pods counted here, in order. The first is kept inline: most
+    /// hostname domains hold one pod, and a list each cost an allocation.
+    first_witness: Option<Witness>,
+    more_witnesses: Vec<Witness>,
+}
+
+impl DomainEntry {
+    fn witness(&mut self, w: Witness) {
+        if self.first_witness.is_none() {
+            self.first_witness = Some(w);
+        } else {
+            self.more_witnesses.push(w);
+        }
+    }
+
+    fn witnesses(&self) -> impl Iterator<Item = &Witness> {
+        self.first_witness.iter().chain(&self.more_witnesses)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -68,7 +85,9 @@ impl DomainCounts {
         let k = &mut self.by_key[i];
         if let Some(entry) = k.domains.entry(k.lookup.of(at), DomainEntry::default) {
             entry.count += n;
-            entry.witnesses.extend(witness);
+            if let Some(w) = witness {
+                entry.witness(w);
+            }
         }
     }
 
@@ -219,8 +238,9 @@ impl LiveCounts {
                 .filter(here)
                 .any(|c| c.delta < 0 && same_pod(&c.witness.pod, &w.pod))
         };
-        let base = self.base.entry(key, at).map_or(&[][..], |d| &d.witnesses);
-        base.iter().find(|w| !removed(w)).or_else(|| {
+        let base = self.base.entry(key, at);
+        let mut base = base.into_iter().flat_map(DomainEntry::witnesses);
+        base.find(|w| !removed(w)).or_else(|| {
             self.changes
                 .iter()
                 .filter(here)

@@ -11,13 +11,14 @@
 //! [`AffinityFilter::filter`] then judges a node with a few lookups, in
 //! upstream order: affinity, anti-affinity, existing anti-affinity.
 
+use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
 use super::counts::{DomainCounts, LiveCounts, Witness};
 use super::terms::{Namespaces, PodTerms, Term, for_each_bound_pod, terms_selecting};
 use crate::cluster::Snapshot;
 use crate::model::pod::PodAffinityTerm;
-use crate::model::{Labels, Node, Pod};
+use crate::model::{Labels, Node, ObjectMeta, Pod};
 use crate::policy::domains::{Domain, KeyLookup, NodeAt, ReasonCache};
 use crate::policy::{Failure, Verdict};
 
@@ -185,6 +186,35 @@ fn existing_anti_affinity_counts(
     counts
 }
 
+/// `<reason>: pod <ns>/<name> (<selector>) in <key>=<value>`, the culprit
+/// part only when one is known. Written into one buffer: a hostname term
+/// fails each node with its own text.
+fn domain_reason(
+    reason: &str,
+    culprit: Option<(&ObjectMeta, &dyn fmt::Display)>,
+    key: &str,
+    node: &Node,
+) -> String {
+    let value = node.label(key).unwrap_or_default();
+    let mut text = String::with_capacity(reason.len() + key.len() + value.len() + 96);
+    text.push_str(reason);
+    text.push_str(": ");
+    if let Some((meta, selector)) = culprit {
+        text.push_str("pod ");
+        if !meta.namespace.is_empty() {
+            text.push_str(&meta.namespace);
+            text.push('/');
+        }
+        text.push_str(&meta.name);
+        // Writing into a String cannot fail.
+        let _ = write!(text, " ({selector}) in ");
+    }
+    text.push_str(key);
+    text.push('=');
+    text.push_str(value);
+    text
+}
+
 impl AffinityFilter {
     /// Whether the incoming pod may run on `node` as far as pod
     /// (anti-)affinity goes.
@@ -246,15 +276,11 @@ impl AffinityFilter {
             if self.anti_affinity.count(key, at) > 0 {
                 let domain = self.anti_affinity.domain(key, at);
                 let reason = self.reasons.get_or(ANTI_AFFINITY_SLOT + i, domain, || {
-                    let value = at.node.label(key).unwrap_or_default();
-                    let culprit = self
-                        .anti_affinity
-                        .witness(key, at)
-                        .map(|w| format!("pod {} ({}) in ", w.pod.metadata.key(), terms[w.term]));
-                    format!(
-                        "{REASON_ANTI_AFFINITY}: {}{key}={value}",
-                        culprit.unwrap_or_default()
-                    )
+                    let culprit = self.anti_affinity.witness(key, at).map(|w| {
+                        let selector = &terms[w.term];
+                        (&w.pod.metadata, selector as &dyn fmt::Display)
+                    });
+                    domain_reason(REASON_ANTI_AFFINITY, culprit, key, at.node)
                 });
                 return Err(Failure::unschedulable(reason));
             }
@@ -270,18 +296,17 @@ impl AffinityFilter {
             if existing.count(key, at) > 0 {
                 let domain = existing.domain(key, at);
                 let reason = self.reasons.get_or(EXISTING_SLOT + i, domain, || {
-                    let value = at.node.label(key).unwrap_or_default();
                     let culprit = existing.witness(key, at).map(|w| {
                         let selector = required_anti_terms(&w.pod)
                             .get(w.term)
-                            .and_then(|t| t.label_selector.as_ref())
-                            .map_or_else(|| "<none>".to_string(), ToString::to_string);
-                        format!("pod {} ({selector}) in ", w.pod.metadata.key())
+                            .and_then(|t| t.label_selector.as_ref());
+                        let selector: &dyn fmt::Display = match selector {
+                            Some(s) => s,
+                            None => &"<none>",
+                        };
+                        (&w.pod.metadata, selector)
                     });
-                    format!(
-                        "{REASON_EXISTING_ANTI_AFFINITY}: {}{key}={value}",
-                        culprit.unwrap_or_default()
-                    )
+                    domain_reason(REASON_EXISTING_ANTI_AFFINITY, culprit, key, at.node)
                 });
                 return Err(Failure::unschedulable(reason));
             }

@@ -265,7 +265,7 @@ pub fn count_cluster(
     // Which nodes the pod's required node affinity admits, decided for all
     // nodes at once (per label value) rather than per node and constraint.
     let admitted = (required.is_set() && constraints.iter().any(|c| c.honor_node_affinity))
-        .then(|| required.matching_nodes(snapshot));
+        .then(|| required.admitted_nodes(pod, snapshot));
     let by_node: Vec<ByNode<'_>> = keys.iter().map(KeyLookup::by_node).collect();
     // Which nodes take part before the per-constraint inclusion policies.
     let mut base = vec![true; nodes.len()];
