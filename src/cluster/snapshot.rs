@@ -38,7 +38,7 @@ use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_c
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
 pub use self::node_pods::{NodePods, PodSummary};
-pub use self::node_sets::NodeSets;
+pub use self::node_sets::{NodeSet, NodeSets};
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};
 use self::term_holders::TermHolders;
@@ -314,6 +314,18 @@ impl Snapshot {
             Some(p) => p.labels.candidates(&p.pods, selector),
             None => Candidates::All(NO_PODS.iter()),
         }
+    }
+
+    /// The pods of `namespace` that `selector` selects, found through the
+    /// label index, the selector checked only where the index cannot tell.
+    pub fn pods_selected<'a, 's>(
+        &'a self,
+        namespace: &str,
+        selector: &'s LabelSelector,
+    ) -> impl Iterator<Item = &'a PodRef> + use<'a, 's> {
+        let candidates = self.pods_maybe_selected(namespace, selector);
+        let exact = candidates.all_selected();
+        candidates.filter(move |r| exact || selector.matches(&r.pod.metadata.labels))
     }
 
     /// Namespaces that have at least one pod, with their pods.

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::cluster::{NodeIdx, Snapshot, TopologyIndex};
+use crate::cluster::{NodeIdx, NodeSet, Snapshot, TopologyIndex};
 use crate::model::pod::{NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm};
 use crate::model::{Node, Pod};
 
@@ -120,7 +120,7 @@ impl RequiredNodeAffinity {
     /// [`Self::matching_nodes`] for `self` built from `pod` ([`Self::of`]),
     /// decided once per set of node constraints and node labels: the view's
     /// topology index remembers it (see [`crate::cluster::NodeSets`]).
-    pub fn admitted_nodes(&self, pod: &Pod, snapshot: &Snapshot) -> Arc<[bool]> {
+    pub fn admitted_nodes(&self, pod: &Pod, snapshot: &Snapshot) -> Arc<NodeSet> {
         let required = pod.node_affinity().and_then(|a| {
             a.required_during_scheduling_ignored_during_execution
                 .as_ref()
@@ -157,8 +157,8 @@ impl RequiredNodeAffinity {
 #[derive(Debug, Clone)]
 pub struct NodeAffinityFilter {
     required: RequiredNodeAffinity,
-    /// Per node of the view the filter was prepared on: admitted or not.
-    admitted: Option<Arc<[bool]>>,
+    /// The nodes of the view the filter was prepared on that it admits.
+    admitted: Option<Arc<NodeSet>>,
 }
 
 /// `None` when the pod has neither a nodeSelector nor required node affinity.
@@ -188,7 +188,7 @@ impl NodeAffinityFilter {
         let decided = at
             .idx
             .zip(self.admitted.as_deref())
-            .and_then(|(idx, admitted)| admitted.get(idx as usize).copied());
+            .and_then(|(idx, admitted)| admitted.get(idx as usize));
         if decided.unwrap_or_else(|| self.required.matches(at.node)) {
             Ok(())
         } else {

@@ -72,6 +72,8 @@ impl LabelIndex {
             pods,
             positions: best.unwrap_or_else(|| Arc::from([])),
             next: 0,
+            // The list is of the selector's only requirement: exact.
+            exact: selector.match_labels.len() + selector.match_expressions.len() == 1,
         }
     }
 
@@ -223,7 +225,16 @@ pub enum Candidates<'a> {
         pods: &'a [PodRef],
         positions: Arc<[u32]>,
         next: usize,
+        exact: bool,
     },
+}
+
+impl Candidates<'_> {
+    /// Every candidate is selected: the selector is the one equality the
+    /// posting list was read for, so checking it again is redundant.
+    pub fn all_selected(&self) -> bool {
+        matches!(self, Candidates::Listed { exact: true, .. })
+    }
 }
 
 impl<'a> Iterator for Candidates<'a> {
@@ -236,6 +247,7 @@ impl<'a> Iterator for Candidates<'a> {
                 pods,
                 positions,
                 next,
+                ..
             } => {
                 let i = *positions.get(*next)?;
                 *next += 1;

@@ -12,17 +12,49 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::NodeIdx;
 use crate::model::pod::NodeSelector;
 
 /// How many distinct constraint sets are kept; the oldest goes first. Each
 /// is one byte per node.
 const CAPACITY: usize = 32;
 
+/// A set of the view's nodes, both as a per-node mask and as a list.
+#[derive(Debug)]
+pub struct NodeSet {
+    mask: Box<[bool]>,
+    members: Box<[NodeIdx]>,
+}
+
+impl NodeSet {
+    /// The set whose members are the `true` positions of `mask`.
+    pub fn from_mask(mask: Vec<bool>) -> Self {
+        let members = (0..mask.len() as NodeIdx)
+            .filter(|&i| mask[i as usize])
+            .collect();
+        Self {
+            mask: mask.into(),
+            members,
+        }
+    }
+
+    /// Node `idx` is in the set (`None`: no such node in the view).
+    #[inline]
+    pub fn get(&self, idx: usize) -> Option<bool> {
+        self.mask.get(idx).copied()
+    }
+
+    /// The members, ascending.
+    pub fn members(&self) -> &[NodeIdx] {
+        &self.members
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     node_selector: BTreeMap<String, String>,
     required: Option<NodeSelector>,
-    admitted: Arc<[bool]>,
+    admitted: Arc<NodeSet>,
 }
 
 /// Admitted-node sets by (nodeSelector, required node affinity).
@@ -44,12 +76,12 @@ impl NodeSets {
         node_selector: &BTreeMap<String, String>,
         required: Option<&NodeSelector>,
         decide: impl FnOnce() -> Vec<bool>,
-    ) -> Arc<[bool]> {
+    ) -> Arc<NodeSet> {
         let same = |e: &Entry| e.required.as_ref() == required && e.node_selector == *node_selector;
         if let Some(e) = self.entries().iter().find(|e| same(e)) {
             return Arc::clone(&e.admitted);
         }
-        let admitted: Arc<[bool]> = decide().into();
+        let admitted = Arc::new(NodeSet::from_mask(decide()));
         let mut entries = self.entries();
         if !entries.iter().any(same) {
             if entries.len() == CAPACITY {
@@ -87,6 +119,18 @@ mod tests {
         .unwrap()
     }
 
+    fn mask(set: &NodeSet) -> Vec<bool> {
+        (0..).map_while(|i| set.get(i)).collect()
+    }
+
+    #[test]
+    fn a_set_lists_its_members() {
+        let set = NodeSet::from_mask(vec![false, true, true, false, true]);
+        assert_eq!(set.members(), [1, 2, 4]);
+        assert_eq!(mask(&set), [false, true, true, false, true]);
+        assert_eq!(set.get(5), None);
+    }
+
     #[test]
     fn equal_constraints_are_decided_once() {
         let sets = NodeSets::default();
@@ -99,9 +143,13 @@ mod tests {
                 vec![answer]
             })
         };
-        assert_eq!(&*ask(&a, true), [true]);
-        assert_eq!(&*ask(&selector("a"), false), [true], "remembered");
-        assert_eq!(&*ask(&selector("b"), false), [false], "other constraints");
+        assert_eq!(mask(&ask(&a, true)), [true]);
+        assert_eq!(mask(&ask(&selector("a"), false)), [true], "remembered");
+        assert_eq!(
+            mask(&ask(&selector("b"), false)),
+            [false],
+            "other constraints"
+        );
         assert_eq!(decided, 2);
     }
 
@@ -110,14 +158,12 @@ mod tests {
         let sets = NodeSets::default();
         let gpu: BTreeMap<String, String> = [("gpu".to_string(), "yes".to_string())].into();
         let none = BTreeMap::new();
-        assert_eq!(&*sets.get_or(&none, None, || vec![true]), [true]);
-        assert_eq!(&*sets.get_or(&gpu, None, || vec![false]), [false]);
+        assert_eq!(mask(&sets.get_or(&none, None, || vec![true])), [true]);
+        assert_eq!(mask(&sets.get_or(&gpu, None, || vec![false])), [false]);
         let a = selector("a");
-        assert_eq!(
-            &*sets.get_or(&gpu, Some(&a), || vec![true, false]),
-            [true, false]
-        );
-        assert_eq!(&*sets.get_or(&none, None, || unreachable!()), [true]);
+        let both = sets.get_or(&gpu, Some(&a), || vec![true, false]);
+        assert_eq!(mask(&both), [true, false]);
+        assert_eq!(mask(&sets.get_or(&none, None, || unreachable!())), [true]);
         assert_eq!(sets.len(), 3);
     }
 

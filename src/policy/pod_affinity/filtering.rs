@@ -137,13 +137,11 @@ fn anti_affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
     let mut counts = DomainCounts::new(snapshot.topology());
     for (i, t) in terms.iter().enumerate() {
         for_each_bound_pod(snapshot, &t.namespaces, t.selector.as_ref(), |at, pod| {
-            if t.matches(pod) {
-                let witness = Witness {
-                    pod: pod.clone(),
-                    term: i,
-                };
-                counts.add(at, &t.topology_key, 1, Some(witness));
-            }
+            let witness = Witness {
+                pod: pod.clone(),
+                term: i,
+            };
+            counts.add(at, &t.topology_key, 1, Some(witness));
         });
     }
     counts

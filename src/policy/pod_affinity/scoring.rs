@@ -53,11 +53,7 @@ pub fn prepare_score(
                 snapshot,
                 &term.namespaces,
                 term.selector.as_ref(),
-                |at, existing| {
-                    if term.matches(existing) {
-                        score.add(at, &term.topology_key, i64::from(*weight) * sign);
-                    }
-                },
+                |at, _| score.add(at, &term.topology_key, i64::from(*weight) * sign),
             );
         }
     }

@@ -186,8 +186,8 @@ impl Term {
 }
 
 /// Call `f` for every pod bound to a node of the view in `namespaces` that
-/// `selector` may select (a superset: `f` still checks); a missing selector
-/// selects nothing.
+/// `selector` selects (so the term with these namespaces and selector
+/// matches it); a missing selector selects nothing.
 pub fn for_each_bound_pod<'a>(
     snapshot: &'a Snapshot,
     namespaces: &Namespaces,
@@ -197,7 +197,7 @@ pub fn for_each_bound_pod<'a>(
     let Some(selector) = selector else { return };
     let nodes = snapshot.nodes();
     let mut visit = |ns: &str| {
-        for r in snapshot.pods_maybe_selected(ns, selector) {
+        for r in snapshot.pods_selected(ns, selector) {
             if let Some(i) = r.node {
                 f(NodeAt::indexed(&nodes[i as usize].node, i), &r.pod);
             }

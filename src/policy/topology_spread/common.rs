@@ -190,18 +190,24 @@ impl Constraint {
         }
     }
 
-    /// The pods of `namespace` this constraint may count (a superset;
-    /// [`Self::counts`] decides): none without a selector.
-    pub fn candidates<'a>(
-        &self,
+    /// The pods of `namespace` this constraint's selector selects, bound or
+    /// not, terminating or not (see [`Self::counts_selected`]); none
+    /// without a selector or with an empty one.
+    pub fn selected<'a>(
+        &'a self,
         snapshot: &'a Snapshot,
         namespace: &str,
     ) -> impl Iterator<Item = &'a PodRef> + 'a {
-        let candidates = match &self.selector {
-            Some(s) if !s.is_empty() => Some(snapshot.pods_maybe_selected(namespace, s)),
+        let selected = match &self.selector {
+            Some(s) if !s.is_empty() => Some(snapshot.pods_selected(namespace, s)),
             _ => None,
         };
-        candidates.into_iter().flatten()
+        selected.into_iter().flatten()
+    }
+
+    /// [`Self::counts`] for a pod [`Self::selected`] gave.
+    pub fn counts_selected(pod: &Pod) -> bool {
+        !pod.is_terminating()
     }
 
     /// Whether the incoming pod matches its own selector (adds 1 to skew).
@@ -284,7 +290,7 @@ pub fn count_cluster(
             .filter(|_| constraint.honor_node_affinity);
         let takes_part = |idx: usize| {
             base[idx]
-                && admitted.is_none_or(|a| a[idx])
+                && admitted.is_none_or(|a| a.get(idx) == Some(true))
                 && !(constraint.honor_node_taints
                     && untolerated_taint(&nodes[idx].node.spec.taints, tolerations).is_some())
         };
@@ -292,10 +298,16 @@ pub fn count_cluster(
         if register {
             // Every domain with a node that takes part enters the table;
             // a node of a domain already in is not looked at again, and
-            // the scan ends once every known domain is in.
+            // the scan ends once every known domain is in. Only admitted
+            // nodes are looked at: a domain no admitted node is in would
+            // otherwise make the scan read every node.
             let mut seen = vec![false; keys[c].known_len()];
             let mut missing = seen.len();
-            for idx in 0..nodes.len() {
+            let scan: &mut dyn Iterator<Item = usize> = match admitted {
+                Some(a) => &mut a.members().iter().map(|&i| i as usize),
+                None => &mut (0..nodes.len()),
+            };
+            for idx in scan {
                 if missing == 0 {
                     break;
                 }
@@ -310,7 +322,7 @@ pub fn count_cluster(
         // Upstream reads `node.Labels[key]`: without `register` (scoring), a
         // node without the key counts in the "" domain if that is registered.
         let empty = keys[c].empty_value();
-        for r in constraint.candidates(snapshot, namespace) {
+        for r in constraint.selected(snapshot, namespace) {
             let Some(idx) = r.node.map(|i| i as usize) else {
                 continue;
             };
@@ -321,7 +333,7 @@ pub fn count_cluster(
             };
             if let Some(n) = table.get_mut(domain)
                 && takes_part(idx)
-                && constraint.counts(&r.pod, namespace)
+                && Constraint::counts_selected(&r.pod)
             {
                 *n += 1;
             }
@@ -350,12 +362,12 @@ fn count_every_node(
     let nodes = snapshot.nodes();
     let namespace = &pod.metadata.namespace;
     for (c, constraint) in constraints.iter().enumerate() {
-        for r in constraint.candidates(snapshot, namespace) {
+        for r in constraint.selected(snapshot, namespace) {
             let Some(idx) = r.node else { continue };
             let at = NodeAt::indexed(&nodes[idx as usize].node, idx);
             let domain = keys[c].of(at);
             if let Some(n) = counts[c].get_mut(domain)
-                && constraint.counts(&r.pod, namespace)
+                && Constraint::counts_selected(&r.pod)
             {
                 *n += 1;
             }

@@ -118,9 +118,9 @@ fn hostname_counts(snapshot: &Snapshot, pod: &Pod, constraints: &[Constraint]) -
                 return Vec::new();
             }
             let mut per_idx = vec![0i64; snapshot.nodes().len()];
-            for r in c.candidates(snapshot, namespace) {
+            for r in c.selected(snapshot, namespace) {
                 if let Some(idx) = r.node
-                    && c.counts(&r.pod, namespace)
+                    && Constraint::counts_selected(&r.pod)
                 {
                     per_idx[idx as usize] += 1;
                 }
