@@ -166,20 +166,19 @@ impl SpreadScore {
     /// Upstream's NormalizeScore: ignored nodes 0; else
     /// `100 × (max + min − raw) / max`, or 100 everywhere when max is 0.
     pub fn normalize(&self, candidates: &[NodeAt<'_>], raw: &[i64]) -> Vec<i64> {
+        let ignored: Vec<bool> = candidates.iter().map(|&n| self.is_ignored(n)).collect();
         let kept = || {
-            candidates
-                .iter()
-                .zip(raw)
-                .filter(|(n, _)| !self.is_ignored(**n))
-                .map(|(_, &r)| r)
+            raw.iter()
+                .zip(&ignored)
+                .filter(|(_, i)| !**i)
+                .map(|(&r, _)| r)
         };
         let min = kept().min().unwrap_or(0);
         let max = kept().max().unwrap_or(0).max(0);
-        candidates
-            .iter()
-            .zip(raw)
-            .map(|(n, &r)| {
-                if self.is_ignored(*n) {
+        raw.iter()
+            .zip(ignored)
+            .map(|(&r, ignored)| {
+                if ignored {
                     0
                 } else if max == 0 {
                     100
