@@ -140,11 +140,11 @@ impl KeyLookup {
 }
 
 /// A value per domain of one key: dense (an array slot per value the view
-/// knows) or sparse (only the domains written, for tables that hold a few
-/// of many domains, e.g. one entry per host with a matching pod out of
-/// 5,000 hosts, where allocating and dropping 5,000 slots per request cost
-/// more than the lookups), plus a short list for values only requests or
-/// what-if changes brought in.
+/// knows) or sparse (a 4-byte position per known value, the values written
+/// packed: for tables that hold a few of many domains, e.g. one entry per
+/// host with a matching pod out of 5,000 hosts, where a `T` per host,
+/// allocated and dropped per request, cost more than the lookups), plus a
+/// short list for values only requests or what-if changes brought in.
 #[derive(Debug, Clone)]
 pub struct DomainTable<T> {
     known: Known<T>,
@@ -154,9 +154,16 @@ pub struct DomainTable<T> {
 #[derive(Debug, Clone)]
 enum Known<T> {
     Dense(Vec<Option<T>>),
-    /// Hashed, not ordered: a table is read by domain, or summed whole.
-    Sparse(foldhash::HashMap<DomainId, T>),
+    /// A slot per known domain holding the position of its entry (or
+    /// [`NO_ENTRY`]), the entries packed: a 4-byte slot per domain instead
+    /// of a whole `T`, and no hashing on the per-node path.
+    Sparse {
+        slots: Vec<u32>,
+        entries: Vec<T>,
+    },
 }
+
+const NO_ENTRY: u32 = u32::MAX;
 
 impl<T> DomainTable<T> {
     pub fn new(lookup: &KeyLookup) -> Self {
@@ -170,10 +177,13 @@ impl<T> DomainTable<T> {
         }
     }
 
-    /// A table that stores only the domains written to.
-    pub fn sparse() -> Self {
+    /// A table of `lookup`'s domains that stores only the ones written to.
+    pub fn sparse(lookup: &KeyLookup) -> Self {
         Self {
-            known: Known::Sparse(foldhash::HashMap::default()),
+            known: Known::Sparse {
+                slots: vec![NO_ENTRY; lookup.known_len()],
+                entries: Vec::new(),
+            },
             unknown: Vec::new(),
         }
     }
@@ -183,7 +193,7 @@ impl<T> DomainTable<T> {
         match domain {
             Domain::Known(id) => match &self.known {
                 Known::Dense(slots) => slots.get(id as usize)?.as_ref(),
-                Known::Sparse(map) => map.get(&id),
+                Known::Sparse { slots, entries } => entries.get(*slots.get(id as usize)? as usize),
             },
             Domain::Unknown(v) => self.unknown.iter().find(|(k, _)| k == v).map(|(_, t)| t),
             Domain::Missing => None,
@@ -195,7 +205,9 @@ impl<T> DomainTable<T> {
         match domain {
             Domain::Known(id) => match &mut self.known {
                 Known::Dense(slots) => slots.get_mut(id as usize)?.as_mut(),
-                Known::Sparse(map) => map.get_mut(&id),
+                Known::Sparse { slots, entries } => {
+                    entries.get_mut(*slots.get(id as usize)? as usize)
+                }
             },
             Domain::Unknown(v) => self
                 .unknown
@@ -213,7 +225,14 @@ impl<T> DomainTable<T> {
         match domain {
             Domain::Known(id) => match &mut self.known {
                 Known::Dense(slots) => Some(slots.get_mut(id as usize)?.get_or_insert_with(init)),
-                Known::Sparse(map) => Some(map.entry(id).or_insert_with(init)),
+                Known::Sparse { slots, entries } => {
+                    let slot = slots.get_mut(id as usize)?;
+                    if *slot == NO_ENTRY {
+                        *slot = entries.len() as u32;
+                        entries.push(init());
+                    }
+                    entries.get_mut(*slot as usize)
+                }
             },
             Domain::Unknown(v) => {
                 let i = match self.unknown.iter().position(|(k, _)| k == v) {
@@ -233,7 +252,7 @@ impl<T> DomainTable<T> {
     pub fn len(&self) -> usize {
         let known = match &self.known {
             Known::Dense(slots) => slots.iter().flatten().count(),
-            Known::Sparse(map) => map.len(),
+            Known::Sparse { entries, .. } => entries.len(),
         };
         known + self.unknown.len()
     }
@@ -246,7 +265,7 @@ impl<T> DomainTable<T> {
     pub fn values(&self) -> impl Iterator<Item = &T> {
         let (dense, sparse) = match &self.known {
             Known::Dense(slots) => (Some(slots.iter().flatten()), None),
-            Known::Sparse(map) => (None, Some(map.values())),
+            Known::Sparse { entries, .. } => (None, Some(entries.iter())),
         };
         dense
             .into_iter()

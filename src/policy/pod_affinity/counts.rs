@@ -77,7 +77,7 @@ impl DomainCounts {
             Some(i) => i,
             None => {
                 let lookup = KeyLookup::new(&self.topology, key);
-                let domains = DomainTable::sparse();
+                let domains = DomainTable::sparse(&lookup);
                 self.by_key.push(KeyCounts { lookup, domains });
                 self.by_key.len() - 1
             }

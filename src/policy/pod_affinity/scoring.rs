@@ -80,7 +80,8 @@ impl AffinityScore {
                 if lookup.of(at) == Domain::Missing {
                     return;
                 }
-                self.by_key.push((lookup, DomainTable::sparse()));
+                let table = DomainTable::sparse(&lookup);
+                self.by_key.push((lookup, table));
                 self.by_key.len() - 1
             }
         };
