@@ -4,6 +4,7 @@ pub mod error;
 pub mod metrics;
 mod middleware;
 pub mod probes;
+mod read_buffer;
 mod router;
 mod serve;
 pub mod state;

@@ -13,6 +13,7 @@ use axum_server::tls_rustls::RustlsConfig;
 use hyper_util::rt::TokioTimer;
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::read_buffer::BufferedAcceptor;
 use super::router::probes_only;
 use super::tls::{self, TlsError, TlsSettings};
 use super::tls_reload::{self, CertReloader};
@@ -114,10 +115,8 @@ impl Server {
         let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
 
         let https_handle = Handle::new();
-        // TCP_NODELAY: a response written as headers then body would
-        // otherwise wait for the client's delayed ACK (~40 ms on Linux).
-        let mut https_server = axum_server::from_tcp_rustls(https, rustls)?
-            .map(|tls| tls.acceptor(NoDelayAcceptor::new()));
+        let mut https_server =
+            axum_server::from_tcp_rustls(https, rustls)?.map(|tls| tls.acceptor(BufferedAcceptor));
         // The timer enables hyper's 30 s header-read timeout (slow clients
         // cannot hold a connection open for free) and HTTP/2 keep-alive pings
         // that notice vanished peers.
