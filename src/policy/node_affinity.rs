@@ -478,6 +478,44 @@ mod tests {
         prepare_filter(p).is_none_or(|f| f.filter(n).is_ok())
     }
 
+    /// The admitted set is remembered for as long as node labels hold, and
+    /// decided again when they change.
+    #[test]
+    fn admitted_nodes_follow_label_changes_and_survive_pod_changes() {
+        use crate::cluster::{ClusterObjects, PodChange};
+        let a = node("a", json!({"zone": "z1"}));
+        let b = node("b", json!({"zone": "z2"}));
+        let s = Snapshot::build(ClusterObjects {
+            nodes: vec![a, b.clone()],
+            ..Default::default()
+        });
+        let p = required(json!([{"matchExpressions": [
+            {"key": "zone", "operator": "In", "values": ["z1"]}]}]));
+        let required = RequiredNodeAffinity::of(&p);
+        let members = |s: &Snapshot| required.admitted_nodes(&p, s).members().to_vec();
+        assert_eq!(members(&s), [0]);
+
+        let with_pod = s.with_pod_changes(&[PodChange::upsert(Arc::new(pod(json!({}))))]);
+        assert!(Arc::ptr_eq(
+            &required.admitted_nodes(&p, &s),
+            &required.admitted_nodes(&p, &with_pod)
+        ));
+
+        let mut moved = b.clone();
+        moved.metadata.labels.insert("zone".into(), "z1".into());
+        let relabeled = with_pod.with_node_changes(&[Arc::new(moved)]).unwrap();
+        assert_eq!(members(&relabeled), [0, 1]);
+        assert_eq!(members(&with_pod), [0], "the earlier view keeps its set");
+
+        let mut tainted = b;
+        tainted.spec.unschedulable = true;
+        let same_labels = with_pod.with_node_changes(&[Arc::new(tainted)]).unwrap();
+        assert!(Arc::ptr_eq(
+            &required.admitted_nodes(&p, &with_pod),
+            &required.admitted_nodes(&p, &same_labels)
+        ));
+    }
+
     #[test]
     fn required_node_affinity_table() {
         let labels = json!({"foo": "bar", "zone": "z1", "cpus": "8", "text": "abc"});
