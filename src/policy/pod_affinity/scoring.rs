@@ -49,11 +49,22 @@ pub fn prepare_score(
         (&terms.preferred_anti_affinity, -1),
     ] {
         for WeightedTerm { term, weight } in group {
+            // The term's table, found (or made) once rather than per pod.
+            let mut table = None;
             for_each_bound_pod(
                 snapshot,
                 &term.namespaces,
                 term.selector.as_ref(),
-                |at, _| score.add(at, &term.topology_key, i64::from(*weight) * sign),
+                |at, _| {
+                    let i = match table {
+                        Some(i) => i,
+                        None => match score.table_for(at, &term.topology_key) {
+                            Some(i) => *table.insert(i),
+                            None => return,
+                        },
+                    };
+                    score.add_to(i, at, i64::from(*weight) * sign);
+                },
             );
         }
     }
@@ -73,18 +84,27 @@ pub fn prepare_score(
 
 impl AffinityScore {
     fn add(&mut self, at: NodeAt<'_>, key: &str, weight: i64) {
-        let i = match self.by_key.iter().position(|(k, _)| k.key == key) {
-            Some(i) => i,
-            None => {
-                let lookup = KeyLookup::new(&self.topology, key);
-                if lookup.of(at) == Domain::Missing {
-                    return;
-                }
-                let table = DomainTable::sparse(&lookup);
-                self.by_key.push((lookup, table));
-                self.by_key.len() - 1
-            }
-        };
+        if let Some(i) = self.table_for(at, key) {
+            self.add_to(i, at, weight);
+        }
+    }
+
+    /// The position of `key`'s table, made when a node carrying the key
+    /// first counts; `None` while no table exists and `at` lacks the key.
+    fn table_for(&mut self, at: NodeAt<'_>, key: &str) -> Option<usize> {
+        if let Some(i) = self.by_key.iter().position(|(k, _)| k.key == key) {
+            return Some(i);
+        }
+        let lookup = KeyLookup::new(&self.topology, key);
+        if lookup.of(at) == Domain::Missing {
+            return None;
+        }
+        let table = DomainTable::sparse(&lookup);
+        self.by_key.push((lookup, table));
+        Some(self.by_key.len() - 1)
+    }
+
+    fn add_to(&mut self, i: usize, at: NodeAt<'_>, weight: i64) {
         let (lookup, table) = &mut self.by_key[i];
         if let Some(w) = table.entry(lookup.of(at), || 0) {
             *w += weight;
