@@ -234,3 +234,62 @@ async fn best_answer_keeps_only_the_node_upstream_would_pick() {
     assert_eq!(nodes.len(), 1, "{answer}");
     assert_eq!(victims(&answer, "node-a1").len(), 1, "{answer}");
 }
+
+/// The victims' UIDs are read by a walk over the text unless a key or UID
+/// has escapes; both readings must answer alike, and count the same
+/// unknown names in /metrics.
+#[tokio::test]
+async fn victims_named_with_escapes_are_read_as_plain_ones() {
+    let demo = Demo::start("").await;
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/requests/preempt-gpu.json");
+    let mut args: Value = serde_json::from_slice(&std::fs::read(example).unwrap()).unwrap();
+    args["NodeNameToMetaVictims"]["node-b2"]["Pods"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"UID": "gone-1"}));
+    args["NodeNameToMetaVictims"]["ghost-node"] = json!({"Pods": [{"UID": "gone-2"}]});
+    let plain = args.to_string();
+    let escaped = plain
+        .replace(r#""UID""#, r#""U\u0049D""#)
+        .replace("gone-1", r"gone\u002d1");
+    assert_ne!(plain, escaped);
+
+    let (status, plain_answer) = demo.post("/scheduler/preempt", plain.into_bytes()).await;
+    assert_eq!(status, 200, "{plain_answer}");
+    assert_eq!(
+        victims(&plain_answer, "node-b2"),
+        ["83cde093-d4e0-42ca-ada0-e7e1f4363206"]
+    );
+    let (status, escaped_answer) = demo.post("/scheduler/preempt", escaped.into_bytes()).await;
+    assert_eq!((status, &escaped_answer), (200, &plain_answer));
+
+    let metrics = demo
+        .http
+        .get(demo.server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "kube_arbiter_preempt_unknown_total{what=\"node\"} 2",
+        "kube_arbiter_preempt_unknown_total{what=\"victim\"} 2",
+    ] {
+        assert!(metrics.contains(line), "missing {line} in\n{metrics}");
+    }
+
+    // A map that is not an object is refused as serde words it (as before).
+    let (status, answer) = demo
+        .post(
+            "/scheduler/preempt",
+            br#"{"Pod": {"metadata": {"name": "p"}}, "NodeNameToMetaVictims": ["node-b2"]}"#
+                .to_vec(),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(
+        answer["error"],
+        "field NodeNameToMetaVictims: invalid type: sequence, expected a map at line 1 column 0"
+    );
+}

@@ -730,6 +730,35 @@ mod one_pass {
 }
 
 #[test]
+fn the_hand_written_patch_is_what_serde_writes() {
+    let op = |op, path, value| PatchOp { op, path, value };
+    let cases = [
+        vec![],
+        vec![op("add", "/spec/priority", json!(-5))],
+        vec![
+            op(
+                "replace",
+                "/spec/priorityClassName",
+                json!("high \"quoted\" é"),
+            ),
+            op("add", "/spec/priority", json!(1_000_000)),
+            op("add", "/spec/preemptionPolicy", json!("Never")),
+        ],
+        vec![op(
+            "add",
+            "/spec",
+            json!({"priorityClassName": "x", "priority": 7, "preemptionPolicy": null}),
+        )],
+    ];
+    for ops in cases {
+        assert_eq!(
+            String::from_utf8(patch_json(&ops).unwrap()).unwrap(),
+            serde_json::to_string(&ops).unwrap()
+        );
+    }
+}
+
+#[test]
 fn the_hand_written_answer_is_the_v1_review_response() {
     let op = PatchOp {
         op: "add",

@@ -28,6 +28,15 @@ impl<'a> AnyCase<'a> {
         self.get_borrowed(name)
     }
 
+    /// The raw text of the field named `name` (any case); `None` when
+    /// absent or `null`.
+    pub fn raw(&self, name: &str) -> Option<&'a RawValue> {
+        self.0
+            .get(&name.to_ascii_lowercase())
+            .copied()
+            .filter(|raw| raw.get() != "null")
+    }
+
     /// [`AnyCase::get`] for types that borrow from the body (raw values,
     /// so nested objects can be split the same way).
     pub fn get_borrowed<T: Deserialize<'a>>(&self, name: &str) -> Result<Option<T>, String> {

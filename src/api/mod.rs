@@ -15,6 +15,7 @@ mod in_flight;
 pub mod preempt;
 pub mod preempt_named;
 pub mod scale_in;
+mod valid_json;
 
 use axum::Router;
 use axum::http::{StatusCode, header};

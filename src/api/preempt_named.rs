@@ -5,11 +5,13 @@
 //! kube-scheduler's cache knows. One it does not know is a sign the view
 //! lags: it is left out of the answer, logged and counted.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::value::RawValue;
 
 use super::any_case::{AnyCase, field_of};
+use super::valid_json;
 use crate::cluster::Snapshot;
 
 /// Candidate node → the UIDs of the victims the request gives for it.
@@ -24,20 +26,116 @@ pub fn named_nodes(args: &AnyCase<'_>) -> Result<NamedNodes, String> {
         ("NodeNameToVictims", false),
         ("NodeNameToMetaVictims", true),
     ] {
-        let map: Option<HashMap<String, &RawValue>> = args.get_borrowed(field)?;
-        for (node, victims) in map.into_iter().flatten() {
-            nodes
-                .entry(node)
-                .or_default()
-                .extend(victim_uids(victims, meta));
+        let Some(map) = args.raw(field) else {
+            continue;
+        };
+        let map = match walked_map(map.get(), meta) {
+            Some(map) => map,
+            None => decoded_map(map, meta).map_err(|e| format!("field {field}: {e}"))?,
+        };
+        for (node, uids) in map {
+            nodes.entry(node.into_owned()).or_default().extend(uids);
         }
     }
     Ok(nodes)
 }
 
-/// `{"Pods": [...], "NumPDBViolations": n}` → the pods' UIDs.
-fn victim_uids(victims: &RawValue, meta: bool) -> Vec<String> {
-    let pods = field_of(victims.get(), "Pods")
+/// Node name → the UIDs of its victims (a name given twice keeps its last
+/// value).
+type NodeUids<'a> = HashMap<Cow<'a, str>, Vec<String>>;
+
+/// A request names thousands of victims, and decoding each one again with
+/// serde (the map, each victims object, the pod list, each pod, its UID)
+/// was a third of a preempt request. The body is already known to be
+/// JSON, so [`valid_json::Walk`] reads the map in one pass. Victims it
+/// cannot read (an escaped key or UID) are read with serde; `None` when
+/// the map is not an object (serde then says what is wrong) or its keys
+/// have escapes (node names never do).
+fn walked_map(map: &str, meta: bool) -> Option<NodeUids<'_>> {
+    let mut nodes = NodeUids::new();
+    let mut walk = valid_json::Walk::new(map);
+    let is_object = walk.object(|walk, node| {
+        let start = walk.mark();
+        let uids = match walked_uids(walk, meta) {
+            Some(uids) => uids,
+            None => {
+                walk.back_to(start);
+                decoded_uids(walk.value()?, meta)
+            }
+        };
+        nodes.insert(Cow::Borrowed(node), uids);
+        Some(())
+    })?;
+    is_object.then_some(nodes)
+}
+
+fn decoded_map(map: &RawValue, meta: bool) -> serde_json::Result<NodeUids<'static>> {
+    let decoded: HashMap<String, &RawValue> = serde_json::from_str(map.get())?;
+    Ok(decoded
+        .into_iter()
+        .map(|(node, victims)| (Cow::Owned(node), decoded_uids(victims.get(), meta)))
+        .collect())
+}
+
+/// `{"Pods": [...], "NumPDBViolations": n}` → the pods' UIDs, walked;
+/// `None` for anything the walk leaves to serde.
+fn walked_uids(walk: &mut valid_json::Walk<'_>, meta: bool) -> Option<Vec<String>> {
+    let mut uids = Vec::new();
+    walk.object(|walk, key| {
+        if !key.eq_ignore_ascii_case("Pods") {
+            return walk.value().map(drop);
+        }
+        // The last `Pods` wins; one that is no list names no pod.
+        uids.clear();
+        walk.array(|walk| {
+            let uid = if meta {
+                last_member(walk, "UID")?
+            } else {
+                let mut uid = None;
+                walk.object(|walk, key| {
+                    if key.eq_ignore_ascii_case("metadata") {
+                        uid = last_member(walk, "uid")?;
+                        Some(())
+                    } else {
+                        walk.value().map(drop)
+                    }
+                })?;
+                uid
+            };
+            match uid {
+                Some(uid) if uid.starts_with('"') => match valid_json::plain_string(uid)? {
+                    "" => {}
+                    uid => uids.push(uid.to_string()),
+                },
+                // Not a string: not a UID, as serde reads it.
+                _ => {}
+            }
+            Some(())
+        })
+        .map(drop)
+    })?;
+    Some(uids)
+}
+
+/// The raw value of the last member named `name` (any case) of the
+/// object the walk is at; `Some(None)` when it is not an object or has
+/// no such member.
+fn last_member<'a>(walk: &mut valid_json::Walk<'a>, name: &str) -> Option<Option<&'a str>> {
+    let mut found = None;
+    walk.object(|walk, key| {
+        let value = walk.value()?;
+        if key.eq_ignore_ascii_case(name) {
+            found = Some(value);
+        }
+        Some(())
+    })?;
+    Some(found)
+}
+
+/// [`walked_uids`] with every part decoded by serde: for the victims the
+/// walk leaves to it.
+fn decoded_uids(victims: &str, meta: bool) -> Vec<String> {
+    let pods = field_of(victims, "Pods")
         .and_then(|pods| serde_json::from_str::<Vec<&RawValue>>(pods.get()).ok());
     pods.into_iter()
         .flatten()
@@ -118,6 +216,148 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert!(got.values().all(Vec::is_empty));
         assert!(named(r#"{"NodeNameToVictims": ["n1"]}"#).is_err());
+    }
+
+    /// The walk over the victims' text must read exactly the UIDs serde
+    /// reads, for every shape: keys in any case and repeated, escapes,
+    /// victims and pods that are not objects, UIDs that are not strings.
+    mod walked_as_decoded {
+        use proptest::prelude::*;
+        use serde_json::{Value, json};
+
+        use super::super::*;
+
+        fn key() -> impl Strategy<Value = String> {
+            prop::sample::select(vec![
+                "Pods",
+                "pods",
+                "PODS",
+                "UID",
+                "uid",
+                "Uid",
+                "metadata",
+                "Metadata",
+                "name",
+                "NumPDBViolations",
+                "Po\"ds",
+                "",
+            ])
+            .prop_map(str::to_string)
+        }
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                Just(json!(1.5e300)),
+                prop::sample::select(vec!["u-1", "", "a\"b", "back\\slash", "ünï", "}]"])
+                    .prop_map(Value::from),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            leaf().prop_recursive(4, 40, 5, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                    prop::collection::vec((key(), inner), 0..5)
+                        .prop_map(|members| Value::Object(members.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// Serialized with or without spaces, one key possibly spelled with
+        /// a `\u` escape and one key possibly repeated.
+        fn text() -> impl Strategy<Value = String> {
+            (value(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+                |(v, pretty, escape, repeat)| {
+                    let mut text = if pretty {
+                        serde_json::to_string_pretty(&v).unwrap()
+                    } else {
+                        serde_json::to_string(&v).unwrap()
+                    };
+                    if escape {
+                        text = text.replacen("\"Pods\"", "\"P\\u006fds\"", 1);
+                    }
+                    if repeat {
+                        text = text.replacen("{\"", "{\"UID\": \"first\", \"", 1);
+                    }
+                    text
+                },
+            )
+        }
+
+        /// Victims of either kind, told apart by their UIDs, or anything.
+        fn victims() -> impl Strategy<Value = String> {
+            prop_oneof![
+                text(),
+                (0..9u8).prop_map(|k| format!(
+                    r#"{{"Pods": [{{"UID": "u-{k}"}}, {{"metadata": {{"uid": "m-{k}"}}}}]}}"#
+                )),
+            ]
+        }
+
+        /// A map of node names to victims, or something that is no map.
+        fn map() -> impl Strategy<Value = String> {
+            let name =
+                prop::sample::select(vec![r#""n1""#, r#""n2""#, r#""n\u0031""#, r#""n\"3""#]);
+            prop_oneof![
+                1 => text(),
+                4 => prop::collection::vec((name, victims()), 0..4).prop_map(|members| {
+                    let members: Vec<String> =
+                        members.into_iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                    format!("{{{}}}", members.join(", "))
+                }),
+            ]
+        }
+
+        /// What the maps read as when every part is decoded by serde.
+        fn decoded(args: &AnyCase<'_>) -> Result<NamedNodes, String> {
+            let mut nodes = NamedNodes::new();
+            for (field, meta) in [
+                ("NodeNameToVictims", false),
+                ("NodeNameToMetaVictims", true),
+            ] {
+                let map: Option<HashMap<String, &RawValue>> = args.get_borrowed(field)?;
+                for (node, victims) in map.into_iter().flatten() {
+                    nodes
+                        .entry(node)
+                        .or_default()
+                        .extend(decoded_uids(victims.get(), meta));
+                }
+            }
+            Ok(nodes)
+        }
+
+        proptest! {
+            #[test]
+            fn walked_maps_are_the_decoded_maps(full in map(), meta in map()) {
+                let body = format!(r#"{{"nodeNameToVictims": {full}, "NodeNameToMetaVictims": {meta}}}"#);
+                let args = AnyCase::parse(body.as_bytes()).unwrap();
+                prop_assert_eq!(named_nodes(&args), decoded(&args), "{}", body);
+            }
+
+            #[test]
+            fn walked_uids_are_the_decoded_uids(
+                victims in text(),
+                pods in prop::collection::vec(text(), 0..4),
+                meta in any::<bool>(),
+            ) {
+                let bodies = [
+                    victims.clone(),
+                    format!("{{\"Pods\": [{}]}}", pods.join(",")),
+                    format!("{{\"pods\": [{{\"metadata\": {victims}}}, {victims}]}}"),
+                ];
+                for body in bodies {
+                    let walked = walked_uids(&mut valid_json::Walk::new(&body), meta);
+                    if let Some(walked) = walked {
+                        prop_assert_eq!(walked, decoded_uids(&body, meta), "{}", body);
+                    } else {
+                        prop_assert!(body.contains('\\'), "only escapes are left to serde: {}", body);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

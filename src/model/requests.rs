@@ -51,24 +51,39 @@ impl Requests {
             .map_or(0, |(_, v)| *v)
     }
 
+    /// Small enough to inline (victim selection adds and subtracts every
+    /// pod of every candidate node); extended resources, rare, apart.
     pub fn add(&mut self, other: &Requests) {
         self.cpu = self.cpu.saturating_add(other.cpu);
         self.memory = self.memory.saturating_add(other.memory);
         self.ephemeral_storage = self
             .ephemeral_storage
             .saturating_add(other.ephemeral_storage);
+        if !other.scalar.is_empty() {
+            self.add_scalars(other);
+        }
+    }
+
+    fn add_scalars(&mut self, other: &Requests) {
         for (name, amount) in &other.scalar {
             let sum = self.scalar(name).saturating_add(*amount);
             self.set(name, sum);
         }
     }
 
+    /// See [`Self::add`].
     pub fn subtract(&mut self, other: &Requests) {
         self.cpu = self.cpu.saturating_sub(other.cpu);
         self.memory = self.memory.saturating_sub(other.memory);
         self.ephemeral_storage = self
             .ephemeral_storage
             .saturating_sub(other.ephemeral_storage);
+        if !other.scalar.is_empty() {
+            self.subtract_scalars(other);
+        }
+    }
+
+    fn subtract_scalars(&mut self, other: &Requests) {
         for (name, amount) in &other.scalar {
             let rest = self.scalar(name).saturating_sub(*amount);
             self.set(name, rest);

@@ -133,6 +133,14 @@ impl PodFilters {
         }
     }
 
+    /// Whether a rule depends on the pods running on nodes (hard topology
+    /// spread, required inter-pod (anti-)affinity, or existing pods'
+    /// anti-affinity to this pod); without one, [`Self::add_pod`] and
+    /// [`Self::remove_pod`] change nothing.
+    pub fn counts_pods(&self) -> bool {
+        self.spread.is_some() || self.pod_affinity.is_some()
+    }
+
     /// `existing` now runs on `node`: update every pod-dependent rule.
     pub fn add_pod<'n>(&mut self, existing: &Pod, node: impl Into<NodeAt<'n>>) {
         let at = node.into();

@@ -42,8 +42,22 @@ impl NodeResources {
 
     /// Whether `request` fits, without saying why not: the cheap question
     /// victim selection asks for every pod it tries to give back.
+    /// Asked field by field: [`Self::shortfalls`]' iterator chain cost
+    /// several times as much.
     pub fn has_room(&self, request: &Requests) -> bool {
-        self.pods < self.allowed_pods && self.shortfalls(request).next().is_none()
+        let (used, capacity) = (&self.requested, &self.allocatable);
+        self.pods < self.allowed_pods
+            && !short(request.cpu, used.cpu, capacity.cpu)
+            && !short(request.memory, used.memory, capacity.memory)
+            && !short(
+                request.ephemeral_storage,
+                used.ephemeral_storage,
+                capacity.ephemeral_storage,
+            )
+            && request
+                .scalar
+                .iter()
+                .all(|(name, want)| !short(*want, used.scalar(name), capacity.scalar(name)))
     }
 
     /// Every shortfall, in upstream's order (pods, cpu, memory,
@@ -105,8 +119,13 @@ impl NodeResources {
         fixed
             .into_iter()
             .chain(scalar)
-            .filter(|&(_, want, used, capacity)| want > 0 && want > capacity.saturating_sub(used))
+            .filter(|&(_, want, used, capacity)| short(want, used, capacity))
     }
+}
+
+/// Whether `want` of a resource is more than is left of `capacity`.
+fn short(want: i64, used: i64, capacity: i64) -> bool {
+    want > 0 && want > capacity.saturating_sub(used)
 }
 
 fn amount(resource: &str, value: i64) -> String {

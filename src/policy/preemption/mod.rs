@@ -13,8 +13,6 @@ pub mod nominated;
 pub mod pick;
 pub mod victims;
 
-use std::cmp::Reverse;
-
 use jiff::Timestamp;
 
 use crate::cluster::{NodeInfo, Snapshot};
@@ -35,11 +33,21 @@ pub trait NodeFilters: Clone {
     fn check(&self, node: NodeAt<'_>) -> Verdict;
     fn add_pod(&mut self, existing: &Pod, node: NodeAt<'_>);
     fn remove_pod(&mut self, existing: &Pod, node: NodeAt<'_>);
+
+    /// Whether any rule counts the pods on nodes. When none does, removing
+    /// and re-adding pods cannot change [`Self::check`], so victim
+    /// selection asks it once per node instead of once per pod.
+    fn counts_pods(&self) -> bool {
+        true
+    }
 }
 
 impl NodeFilters for PodFilters {
     fn check(&self, node: NodeAt<'_>) -> Verdict {
         PodFilters::check_at(self, node)
+    }
+    fn counts_pods(&self) -> bool {
+        PodFilters::counts_pods(self)
     }
     fn add_pod(&mut self, existing: &Pod, node: NodeAt<'_>) {
         PodFilters::add_pod(self, existing, node);
@@ -98,10 +106,29 @@ pub struct Victim {
 }
 
 impl Victim {
-    /// `MoreImportantPod` as a sort key: higher priority first, then the
-    /// pod that started earlier.
-    pub fn importance(&self) -> (Reverse<i32>, Timestamp) {
-        (Reverse(self.priority), self.start_time)
+    /// `MoreImportantPod` as a sort key, smallest first: higher priority
+    /// first, then the pod that started earlier. One number (the reversed
+    /// priority, then the start's seconds, then its nanoseconds) because
+    /// victim selection sorts every candidate node's pods by it, and
+    /// comparing a priority and a `Timestamp` cost several times as much.
+    pub fn importance(&self) -> u128 {
+        // i32 → u32 keeping the order, then reversed.
+        let priority = !((self.priority as u32) ^ (1 << 31));
+        // Before the epoch jiff gives both parts negative; borrow a second
+        // so the nanoseconds are 0..1e9 and the pair orders as the time.
+        let (mut second, mut nano) = (
+            self.start_time.as_second(),
+            self.start_time.subsec_nanosecond(),
+        );
+        if nano < 0 {
+            second -= 1;
+            nano += 1_000_000_000;
+        }
+        // jiff's timestamps lie within ±10,000 years (under 2^39 seconds
+        // either side of the epoch): the shifted second is positive and
+        // fits 41 bits above the nanoseconds' 30.
+        let second = (second + (1 << 40)) as u128;
+        (u128::from(priority) << 96) | (second << 30) | nano as u128
     }
 }
 
@@ -131,6 +158,9 @@ pub(crate) mod testing {
         }
         fn add_pod(&mut self, _: &Pod, _: NodeAt<'_>) {}
         fn remove_pod(&mut self, _: &Pod, _: NodeAt<'_>) {}
+        fn counts_pods(&self) -> bool {
+            false
+        }
     }
 
     /// Anti-affinity to pods labelled `app=<label>` on the same node,

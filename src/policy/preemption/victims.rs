@@ -35,26 +35,29 @@ impl<F: NodeFilters> Preemptor<'_, F> {
         let priority = self.priority();
         // Priority, start time and requests come from the node's pod
         // summaries: reading them through each pod was most of the cost.
-        let mut potential: Vec<Victim> = info
-            .pods
-            .summaries()
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.priority < priority)
-            .map(|(i, s)| Victim {
-                position: i as u32,
-                priority: s.priority,
-                start_time: s.start_time.unwrap_or(self.now),
-            })
-            .collect();
+        let mut potential: Vec<Victim> = Vec::with_capacity(info.pods.len());
+        potential.extend(
+            info.pods
+                .summaries()
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.priority < priority)
+                .map(|(i, s)| Victim {
+                    position: i as u32,
+                    priority: s.priority,
+                    start_time: s.start_time.unwrap_or(self.now),
+                }),
+        );
         if potential.is_empty() {
             return Err(Failure::unresolvable(
                 "No preemption victims found for incoming pod",
             ));
         }
-        // Stable: equal keys keep the node's pod order (deterministic answers).
-        potential.sort_by_key(Victim::importance);
+        // Stable: equal keys keep the node's pod order (deterministic
+        // answers). Each key is computed once.
+        potential.sort_by_cached_key(Victim::importance);
         let nominated = nominated_against(self.snapshot, self.pod, node.name());
+        let counts_pods = self.filters.counts_pods();
         let mut state = NodeState {
             resources: NodeResources::new(
                 &node.status.allocatable,
@@ -62,6 +65,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
                 info.pods.len(),
             ),
             filters: &mut self.filters,
+            counts_pods,
             request: &self.requests,
             at: NodeAt::indexed(node, idx),
             pods: &info.pods,
@@ -91,7 +95,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
                 "the pod fits without evicting anything",
             ));
         }
-        victims.pods.sort_by_key(Victim::importance);
+        victims.pods.sort_by_cached_key(Victim::importance);
         Ok(victims)
     }
 
@@ -138,6 +142,10 @@ struct NodeState<'s, F: NodeFilters> {
     resources: NodeResources,
     /// With the nominated pods added while the node is worked on.
     filters: &'s mut F,
+    /// `filters.counts_pods()`: when false, taking pods away and giving
+    /// them back cannot change the filters' verdict, which [`Self::fits`]
+    /// has already asked, so they are neither told nor asked again.
+    counts_pods: bool,
     request: &'s Requests,
     at: NodeAt<'s>,
     pods: &'s NodePods,
@@ -151,7 +159,9 @@ impl<F: NodeFilters> NodeState<'_, F> {
     fn add_nominated(&mut self) {
         for pod in self.nominated {
             self.resources.add_pod(&pod_requests(pod));
-            self.filters.add_pod(pod, self.at);
+            if self.counts_pods {
+                self.filters.add_pod(pod, self.at);
+            }
         }
     }
 
@@ -160,13 +170,17 @@ impl<F: NodeFilters> NodeState<'_, F> {
         let i = v.position as usize;
         self.resources
             .remove_pod(&self.pods.summaries()[i].requests);
-        self.filters.remove_pod(&self.pods[i], self.at);
+        if self.counts_pods {
+            self.filters.remove_pod(&self.pods[i], self.at);
+        }
     }
 
     fn add_back(&mut self, k: usize, v: &Victim) {
         let i = v.position as usize;
         self.resources.add_pod(&self.pods.summaries()[i].requests);
-        self.filters.add_pod(&self.pods[i], self.at);
+        if self.counts_pods {
+            self.filters.add_pod(&self.pods[i], self.at);
+        }
         self.removed[k] = false;
     }
 
@@ -184,11 +198,12 @@ impl<F: NodeFilters> NodeState<'_, F> {
         self.fits_without_nominated()
     }
 
-    /// [`Self::fits`] as a yes or no, without building reasons.
+    /// [`Self::fits`] as a yes or no, without building reasons, after it
+    /// said yes once for this node.
     fn still_fits(&mut self) -> bool {
         self.resources.has_room(self.request)
-            && self.filters.check(self.at).is_ok()
-            && self.fits_without_nominated().is_ok()
+            && (!self.counts_pods
+                || (self.filters.check(self.at).is_ok() && self.fits_without_nominated().is_ok()))
     }
 
     /// Upstream checks once more without the nominated pods, since they may
@@ -196,7 +211,7 @@ impl<F: NodeFilters> NodeState<'_, F> {
     /// affinity to, say) must not be one of them. Fewer pods never need
     /// more resources, so only the other rules are asked again.
     fn fits_without_nominated(&mut self) -> Verdict {
-        if self.nominated.is_empty() {
+        if self.nominated.is_empty() || !self.counts_pods {
             return Ok(());
         }
         for pod in self.nominated {
@@ -211,6 +226,9 @@ impl<F: NodeFilters> NodeState<'_, F> {
 
     /// Put the filter state back as it was before this node.
     fn restore(mut self, potential: &[Victim]) {
+        if !self.counts_pods {
+            return;
+        }
         for (k, v) in potential.iter().enumerate() {
             if self.removed[k] {
                 self.filters
@@ -767,5 +785,128 @@ mod tests {
         );
         let err = run(nominated(db(""), "n1")).unwrap_err();
         assert!(err.reason.contains("no app=db pod"), "{}", err.reason);
+    }
+
+    /// Filters that say they count pods, so victim selection tells and
+    /// asks them about every pod: the long way, to compare with.
+    #[derive(Debug, Clone)]
+    struct Tracked<F>(F);
+
+    impl<F: NodeFilters> NodeFilters for Tracked<F> {
+        fn check(&self, at: NodeAt<'_>) -> Verdict {
+            self.0.check(at)
+        }
+        fn add_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
+            self.0.add_pod(pod, at);
+        }
+        fn remove_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
+            self.0.remove_pod(pod, at);
+        }
+    }
+
+    /// When no filter rule counts pods, victim selection asks the rules
+    /// once per node; it must choose exactly what asking for every pod
+    /// chooses.
+    mod rules_asked_once {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::config::SchedulingSettings;
+        use crate::policy::filter::PodFilters;
+
+        prop_compose! {
+            fn existing()(
+                priority in prop::sample::select(vec![NEG, LOW, MID, HIGH]),
+                cpu in 0..6i64,
+                mem in 0..6i64,
+                start in prop::option::weighted(0.8, 0..4i64),
+                app in prop::sample::select(vec!["db", "web"]),
+            ) -> (i32, i64, i64, Option<i64>, &'static str) {
+                (priority, cpu * 100, mem * 100, start, app)
+            }
+        }
+
+        prop_compose! {
+            fn scene()(
+                pods in prop::collection::vec(existing(), 0..12),
+                budgets in prop::collection::vec(
+                    (prop::sample::select(vec!["db", "web"]), 0..3i32), 0..3),
+                nominated in prop::collection::vec(
+                    (prop::sample::select(vec![LOW, HIGH, HIGH + 1]), 0..4i64), 0..3),
+                unschedulable in prop::bool::weighted(0.1),
+                cpu in 0..11i64,
+                mem in 0..11i64,
+            ) -> (Snapshot, Pod) {
+                let mut n = node("n1", 1000, 1000);
+                n.spec.unschedulable = unschedulable;
+                let mut all: Vec<Pod> = pods
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (priority, cpu, mem, start, app))| {
+                        with_labels(pod(&format!("p{i}"), "n1", priority, cpu, mem, start),
+                            &[("app", app)])
+                    })
+                    .collect();
+                for (i, (priority, cpu)) in nominated.into_iter().enumerate() {
+                    let mut p = pod(&format!("nominated-{i}"), "", priority, cpu * 100, 0, None);
+                    p.status.nominated_node_name = "n1".into();
+                    all.push(p);
+                }
+                let pdbs = budgets
+                    .into_iter()
+                    .map(|(app, allowed)| pdb(json!({"matchLabels": {"app": app}}), allowed))
+                    .collect();
+                let s = snapshot(vec![n], all, pdbs);
+                (s, pod("preemptor", "", HIGH, cpu * 100, mem * 100, None))
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn asking_once_chooses_what_asking_per_pod_chooses((s, preemptor) in scene()) {
+                let idx = s.node_idx("n1").unwrap();
+                let filters =
+                    PodFilters::prepare(&s, &preemptor, &SchedulingSettings::default()).unwrap();
+                prop_assert!(!filters.counts_pods());
+                let once = Preemptor::new(&s, &preemptor, filters.clone(), now())
+                    .select_victims(idx);
+                let per_pod = Preemptor::new(&s, &preemptor, Tracked(filters), now())
+                    .select_victims(idx);
+                prop_assert_eq!(once, per_pod);
+            }
+        }
+    }
+
+    mod importance {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn victim() -> impl Strategy<Value = Victim> {
+            let priority = prop_oneof![
+                any::<i32>(),
+                prop::sample::select(vec![i32::MIN, -1, 0, 1, i32::MAX]),
+            ];
+            let second = prop_oneof![
+                Timestamp::MIN.as_second()..=Timestamp::MAX.as_second(),
+                -2..2i64,
+                1_704_067_200..1_704_067_203i64,
+            ];
+            let nano = prop_oneof![-999_999_999..1_000_000_000i32, Just(0)];
+            (priority, second, nano).prop_map(|(priority, second, nano)| Victim {
+                position: 0,
+                priority,
+                start_time: Timestamp::new(second, nano)
+                    .unwrap_or(Timestamp::from_second(second).unwrap()),
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn one_number_orders_as_priority_then_start(a in victim(), b in victim()) {
+                let upstream = |v: &Victim| (std::cmp::Reverse(v.priority), v.start_time);
+                prop_assert_eq!(a.importance().cmp(&b.importance()), upstream(&a).cmp(&upstream(&b)));
+            }
+        }
     }
 }
