@@ -115,8 +115,9 @@ pub fn filter<'a>(
             ),
             None => Err(Failure::unresolvable(UNKNOWN_NODE)),
         });
+        result.reserve_failures(verdicts.iter().flatten());
         let mut feasible = Vec::with_capacity(names.len());
-        for (name, verdict) in names.into_iter().zip(verdicts) {
+        for (name, verdict) in names.into_iter().zip(verdicts.into_iter().flatten()) {
             match verdict {
                 Ok(()) => feasible.push(name),
                 Err(f) => result.record_failure(name, f),
@@ -127,8 +128,9 @@ pub fn filter<'a>(
         let verdicts = check_all(&list.items, |(node, _)| {
             filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, node))
         });
+        result.reserve_failures(verdicts.iter().flatten());
         let mut feasible = Vec::with_capacity(list.items.len());
-        for ((node, raw), verdict) in list.items.into_iter().zip(verdicts) {
+        for ((node, raw), verdict) in list.items.into_iter().zip(verdicts.into_iter().flatten()) {
             match verdict {
                 Ok(()) => feasible.push(raw),
                 Err(f) => result.record_failure(node.name().to_string(), f),
@@ -145,14 +147,15 @@ pub fn filter<'a>(
 /// a thread, which a few hundred cheap checks do not repay.
 const PARALLEL_CHECK_MIN: usize = 2_000;
 
-/// `check` on every candidate, in order; large lists are split over the
-/// machine's cores (the prepared filter state is shared read-only).
-fn check_all<T: Sync>(candidates: &[T], check: impl Fn(&T) -> Verdict + Sync) -> Vec<Verdict> {
+/// `check` on every candidate, in order, in consecutive parts (flatten
+/// them); large lists are split over the machine's cores (the prepared
+/// filter state is shared read-only).
+fn check_all<T: Sync>(candidates: &[T], check: impl Fn(&T) -> Verdict + Sync) -> Vec<Vec<Verdict>> {
     let parts = map_parts(candidates, PARALLEL_CHECK_MIN, |_, part| {
         Ok::<_, Infallible>(part.iter().map(&check).collect::<Vec<_>>())
     });
     match parts {
-        Ok(parts) => parts.into_iter().flatten().collect(),
+        Ok(parts) => parts,
         Err(never) => match never {},
     }
 }

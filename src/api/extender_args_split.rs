@@ -1,4 +1,5 @@
-//! Reading an ExtenderArgs in parts, for the Nodes mode's large bodies.
+//! Reading an ExtenderArgs in parts, for large bodies: a Nodes-mode
+//! NodeList, or thousands of NodeNames.
 //!
 //! With `nodeCacheCapable: false` kube-scheduler sends every candidate as
 //! a full v1 Node: tens of MB, nearly all of it fields the policies skip.
@@ -10,13 +11,14 @@
 //! part on its own, where its syntax is checked in full: the items on all
 //! cores. A body this reading refuses, for any reason, is read again as one
 //! document by serde_json, whose error the client gets: a bad body is told
-//! exactly what it was told before.
+//! exactly what it was told before. NodeNames of plain text are read
+//! here directly, not by serde_json (`Scan::plain_strings`).
 
 use std::borrow::Cow;
 
 use serde::de::IgnoredAny;
 
-use super::extender_types::{ExtenderArgs, Names, NodeList, RawNode, decode_nodes};
+use super::extender_types::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
 use crate::model::Node;
 
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
@@ -30,9 +32,7 @@ pub fn read(body: &[u8]) -> Option<ExtenderArgs<'_>> {
         } else if key.eq_ignore_ascii_case("nodes") {
             args.nodes = node_list(scan)?;
         } else if key.eq_ignore_ascii_case("nodenames") {
-            args.node_names = serde_json::from_slice::<Option<Names<'_>>>(scan.value()?)
-                .ok()?
-                .map(|n| n.0);
+            args.node_names = node_names(scan)?;
         } else {
             serde_json::from_slice::<IgnoredAny>(scan.value()?).ok()?;
         }
@@ -40,6 +40,21 @@ pub fn read(body: &[u8]) -> Option<ExtenderArgs<'_>> {
     })?;
     scan.end()?;
     Some(args)
+}
+
+/// `NodeNames` where `scan` is. Names are plain text (no escapes) in
+/// practice, and such an array is read here directly: serde_json checked
+/// and copied each of 5,000 names on its own, a tenth of a 5,000-name
+/// filter. Any other array (or `null`) is serde_json's to read.
+fn node_names<'a>(scan: &mut Scan<'a>) -> Option<Option<Vec<NodeName<'a>>>> {
+    scan.skip_space();
+    let start = scan.at;
+    if let Some(names) = scan.plain_strings() {
+        return Some(Some(names.into_iter().map(NodeName::Borrowed).collect()));
+    }
+    scan.at = start;
+    let names = serde_json::from_slice::<Option<Names<'_>>>(scan.value()?).ok()?;
+    Some(names.map(|n| n.0))
 }
 
 /// A v1 NodeList (or `null`) where `scan` is: `items` decoded, other
@@ -204,6 +219,59 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// The array of strings that starts here, when every string is plain
+    /// text: no escape and no control character (which JSON forbids
+    /// unescaped), so its text is its value. `None` otherwise, with the
+    /// cursor anywhere.
+    fn plain_strings(&mut self) -> Option<Vec<&'a str>> {
+        /// Enough for the names kube-scheduler sends at 5,000 nodes without
+        /// growing, not so much that another body reserves megabytes.
+        const EXPECTED_MAX: usize = 8_192;
+        let start = self.at;
+        let mut spans = Vec::with_capacity(((self.text.len() - start) / 32).min(EXPECTED_MAX));
+        self.array(|scan| {
+            scan.skip_space();
+            let from = scan.at + 1;
+            scan.plain_string()?;
+            spans.push((from, scan.at - 1));
+            Some(())
+        })?;
+        // One UTF-8 check for the whole array; a quote is ASCII, so every
+        // name starts and ends on a character boundary of it.
+        let text = std::str::from_utf8(&self.text[start..self.at]).ok()?;
+        spans
+            .into_iter()
+            .map(|(from, to)| text.get(from - start..to - start))
+            .collect()
+    }
+
+    /// Past the plain string that starts here (see [`Self::plain_strings`]),
+    /// eight bytes at a time; `None` at an escape or a control character.
+    fn plain_string(&mut self) -> Option<()> {
+        (self.text.get(self.at) == Some(&b'"')).then_some(())?;
+        self.at += 1;
+        while let Some(word) = self.text.get(self.at..self.at + 8) {
+            let word = u64::from_le_bytes(word.try_into().ok()?);
+            let found =
+                bytes_equal(word, b'"') | bytes_equal(word, b'\\') | bytes_below(word, 0x20);
+            if found != 0 {
+                self.at += found.trailing_zeros() as usize / 8;
+                break;
+            }
+            self.at += 8;
+        }
+        loop {
+            match *self.text.get(self.at)? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' | 0..0x20 => return None,
+                _ => self.at += 1,
+            }
+        }
+    }
+
     /// Past the string that starts here (on its opening quote). Most of a
     /// NodeList is string text, so it is passed over eight bytes at a time.
     fn string(&mut self) -> Option<()> {
@@ -237,6 +305,15 @@ fn bytes_equal(word: u64, byte: u8) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
     !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// The high bit of each byte of `word` below `limit` (at most 0x80; exact:
+/// the sum stays inside each byte).
+fn bytes_below(word: u64, limit: u8) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let raised = (word & LOW7) + u64::from(0x80 - limit) * 0x0101_0101_0101_0101;
+    !(raised | word) & HIGH
 }
 
 #[cfg(test)]
@@ -326,10 +403,37 @@ mod tests {
             b"{\"extra\":[1,}",
             b"{\"\\x\":1}",
             b"{\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}}",
+            b"{\"NodeNames\":[\"a\x01b\"]}",
+            b"{\"NodeNames\":[\"a\",\"\xffb\"]}",
+            b"{\"NodeNames\":[\"a\",]}",
+            b"{\"NodeNames\":[\"a\" \"b\"]}",
+            b"{\"NodeNames\":[\"a\",5]}",
+            b"{\"NodeNames\":[\"abcdefghijklmnop",
         ] {
             assert!(read(body).is_none(), "{}", String::from_utf8_lossy(body));
             assert!(serde_json::from_slice::<ExtenderArgs<'_>>(body).is_err());
         }
+    }
+
+    #[test]
+    fn plain_names_are_read_from_the_body_and_others_by_serde_json() {
+        let body = r#"{"NodeNames": [ "ip-10-0-0-1.eu-west-1.compute.internal" ,"n\u00e9","","zéz"],"Pod":{}}"#
+            .as_bytes();
+        let at = body.iter().position(|&b| b == b'[').unwrap();
+        let mut scan = Scan { text: body, at };
+        assert_eq!(scan.plain_strings(), None, "an escaped name");
+        let plain = r#"[ "ip-10-0-0-1.eu-west-1.compute.internal" ,"","zéz" ]"#.as_bytes();
+        let mut scan = Scan::new(plain);
+        assert_eq!(
+            scan.plain_strings().unwrap(),
+            ["ip-10-0-0-1.eu-west-1.compute.internal", "", "zéz"]
+        );
+        assert_eq!(scan.at, plain.len());
+        let args = read(body).unwrap();
+        assert_eq!(
+            args.node_names.unwrap(),
+            ["ip-10-0-0-1.eu-west-1.compute.internal", "né", "", "zéz"]
+        );
     }
 
     fn node(name: &str) -> Value {
@@ -354,7 +458,8 @@ mod tests {
                 json!({"spec": {"priority": "high"}}), json!(3)]),
             nodes_key in prop::sample::select(vec!["Nodes", "nodes"]),
             items_key in prop::sample::select(vec!["items", "Items"]),
-            names in prop::collection::vec("[a-z0-9\"\\\\]{0,4}", 0..4),
+            names in prop::collection::vec("[a-z0-9\"\\\\\u{1}\n é]{0,4}", 0..4),
+            names_shape in 0u8..3,
             broken in prop::option::of(0usize..4),
             extra in prop::option::of(prop::sample::select(vec![json!({"a": [1, {"b": null}]}),
                 json!("s\u{1}"), json!(-1.5e3)])),
@@ -368,7 +473,16 @@ mod tests {
             }
             let mut body = serde_json::Map::new();
             body.insert(nodes_key.to_string(), json!({"kind": "NodeList", items_key: items}));
-            body.insert("NodeNames".into(), json!(names));
+            let node_names = match names_shape {
+                0 => json!(names),
+                1 => Value::Null,
+                _ => {
+                    let mut list = json!(names);
+                    list.as_array_mut().unwrap().push(json!(5));
+                    list
+                }
+            };
+            body.insert("NodeNames".into(), node_names);
             if let Some(extra) = extra {
                 body.insert("Extra".into(), extra);
             }
@@ -398,9 +512,17 @@ mod tests {
 mod word_tests {
     use proptest::prelude::*;
 
-    use super::bytes_equal;
+    use super::{bytes_below, bytes_equal};
 
     proptest! {
+        #[test]
+        fn bytes_below_marks_exactly_the_lower_bytes(bytes in any::<[u8; 8]>(), limit in 0u8..=0x80) {
+            let marks = bytes_below(u64::from_le_bytes(bytes), limit).to_le_bytes();
+            for (b, mark) in bytes.iter().zip(marks) {
+                prop_assert_eq!(mark, if *b < limit { 0x80 } else { 0 });
+            }
+        }
+
         #[test]
         fn bytes_equal_marks_exactly_the_equal_bytes(bytes in any::<[u8; 8]>(), byte in any::<u8>()) {
             let marks = bytes_equal(u64::from_le_bytes(bytes), byte).to_le_bytes();
