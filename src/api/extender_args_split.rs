@@ -231,45 +231,33 @@ impl<'a> Scan<'a> {
         let mut spans = Vec::with_capacity(((self.text.len() - start) / 32).min(EXPECTED_MAX));
         self.array(|scan| {
             scan.skip_space();
+            (scan.text.get(scan.at) == Some(&b'"')).then_some(())?;
             let from = scan.at + 1;
-            scan.plain_string()?;
-            spans.push((from, scan.at - 1));
+            let len = memchr::memchr2(b'"', b'\\', scan.text.get(from..)?)?;
+            (scan.text[from + len] == b'"').then_some(())?;
+            scan.at = from + len + 1;
+            spans.push((from, from + len));
             Some(())
         })?;
+        let array = &self.text[start..self.at];
+        // Control characters are looked for over the whole array at once
+        // (vector compares), and in each name only when there is one (or
+        // whitespace between the names).
+        let below_space = |bytes: &[u8]| bytes.iter().fold(false, |found, &b| found | (b < 0x20));
+        if below_space(array)
+            && spans
+                .iter()
+                .any(|&(from, to)| below_space(&self.text[from..to]))
+        {
+            return None;
+        }
         // One UTF-8 check for the whole array; a quote is ASCII, so every
         // name starts and ends on a character boundary of it.
-        let text = std::str::from_utf8(&self.text[start..self.at]).ok()?;
+        let text = std::str::from_utf8(array).ok()?;
         spans
             .into_iter()
             .map(|(from, to)| text.get(from - start..to - start))
             .collect()
-    }
-
-    /// Past the plain string that starts here (see [`Self::plain_strings`]),
-    /// eight bytes at a time; `None` at an escape or a control character.
-    fn plain_string(&mut self) -> Option<()> {
-        (self.text.get(self.at) == Some(&b'"')).then_some(())?;
-        self.at += 1;
-        while let Some(word) = self.text.get(self.at..self.at + 8) {
-            let word = u64::from_le_bytes(word.try_into().ok()?);
-            let found =
-                bytes_equal(word, b'"') | bytes_equal(word, b'\\') | bytes_below(word, 0x20);
-            if found != 0 {
-                self.at += found.trailing_zeros() as usize / 8;
-                break;
-            }
-            self.at += 8;
-        }
-        loop {
-            match *self.text.get(self.at)? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                b'\\' | 0..0x20 => return None,
-                _ => self.at += 1,
-            }
-        }
     }
 
     /// Past the string that starts here (on its opening quote). Most of a
@@ -305,15 +293,6 @@ fn bytes_equal(word: u64, byte: u8) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
     !(((x & LOW7) + LOW7) | x | LOW7)
-}
-
-/// The high bit of each byte of `word` below `limit` (at most 0x80; exact:
-/// the sum stays inside each byte).
-fn bytes_below(word: u64, limit: u8) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let raised = (word & LOW7) + u64::from(0x80 - limit) * 0x0101_0101_0101_0101;
-    !(raised | word) & HIGH
 }
 
 #[cfg(test)]
@@ -512,17 +491,9 @@ mod tests {
 mod word_tests {
     use proptest::prelude::*;
 
-    use super::{bytes_below, bytes_equal};
+    use super::bytes_equal;
 
     proptest! {
-        #[test]
-        fn bytes_below_marks_exactly_the_lower_bytes(bytes in any::<[u8; 8]>(), limit in 0u8..=0x80) {
-            let marks = bytes_below(u64::from_le_bytes(bytes), limit).to_le_bytes();
-            for (b, mark) in bytes.iter().zip(marks) {
-                prop_assert_eq!(mark, if *b < limit { 0x80 } else { 0 });
-            }
-        }
-
         #[test]
         fn bytes_equal_marks_exactly_the_equal_bytes(bytes in any::<[u8; 8]>(), byte in any::<u8>()) {
             let marks = bytes_equal(u64::from_le_bytes(bytes), byte).to_le_bytes();

@@ -114,14 +114,22 @@ fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
 }
 
 /// Whether JSON needs any byte of `bytes` escaped (a control character, `"`
-/// or `\`). Checked 16 bytes at a time without early exit, which the
+/// or `\`). Checked 16 bytes at a time without early exit, the last few
+/// padded to 16: a flag per byte, then all 16 flags as one number, which the
 /// compiler turns into vector compares.
 fn needs_escape(bytes: &[u8]) -> bool {
-    bytes.chunks(16).any(|chunk| {
-        chunk.iter().fold(false, |bad, &b| {
-            bad | (b < 0x20) | (b == b'"') | (b == b'\\')
-        })
-    })
+    #[inline(always)]
+    fn bad_bytes(chunk: &[u8; 16]) -> u128 {
+        let bad = chunk.map(|b| u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\'));
+        u128::from_ne_bytes(bad)
+    }
+    let (chunks, tail) = bytes.as_chunks::<16>();
+    let mut last = [b' '; 16];
+    last[..tail.len()].copy_from_slice(tail);
+    chunks
+        .iter()
+        .fold(bad_bytes(&last), |bad, chunk| bad | bad_bytes(chunk))
+        != 0
 }
 
 #[cfg(test)]
@@ -165,7 +173,7 @@ mod tests {
 
     #[test]
     fn escape_check_finds_every_byte_that_needs_it() {
-        for len in [0usize, 1, 15, 16, 17, 40] {
+        for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 40] {
             let clean = "a".repeat(len);
             assert!(!needs_escape(clean.as_bytes()));
             for at in 0..len {
