@@ -227,19 +227,34 @@ impl<'a> Scan<'a> {
         /// Enough for the names kube-scheduler sends at 5,000 nodes without
         /// growing, not so much that another body reserves megabytes.
         const EXPECTED_MAX: usize = 8_192;
-        let start = self.at;
-        let mut spans = Vec::with_capacity(((self.text.len() - start) / 32).min(EXPECTED_MAX));
-        self.array(|scan| {
-            scan.skip_space();
-            (scan.text.get(scan.at) == Some(&b'"')).then_some(())?;
-            let from = scan.at + 1;
-            let len = memchr::memchr2(b'"', b'\\', scan.text.get(from..)?)?;
-            (scan.text[from + len] == b'"').then_some(())?;
-            scan.at = from + len + 1;
-            spans.push((from, from + len));
-            Some(())
-        })?;
-        let array = &self.text[start..self.at];
+        let text = self.text;
+        (self.next_byte()? == b'[').then_some(())?;
+        let start = self.at - 1;
+        let mut spans = Vec::with_capacity(((text.len() - start) / 32).min(EXPECTED_MAX));
+        self.skip_space();
+        if text.get(self.at) == Some(&b']') {
+            self.at += 1;
+        } else {
+            // Each name runs to the next quote, found with vector compares.
+            // An escaped quote would end it early, but its backslash is
+            // then inside what was read, and refused below.
+            loop {
+                (text.get(self.at) == Some(&b'"')).then_some(())?;
+                let open = self.at + 1;
+                let close = open + memchr::memchr(b'"', text.get(open..)?)?;
+                spans.push((open, close));
+                self.at = close + 1;
+                match self.next_byte()? {
+                    b',' => self.skip_space(),
+                    b']' => break,
+                    _ => return None,
+                }
+            }
+        }
+        let array = &text[start..self.at];
+        if memchr::memchr(b'\\', array).is_some() {
+            return None;
+        }
         // Control characters are looked for over the whole array at once
         // (vector compares), and in each name only when there is one (or
         // whitespace between the names).
@@ -483,6 +498,26 @@ mod tests {
         #[test]
         fn every_body_is_read_as_serde_json_reads_it(body in bodies()) {
             agree(&body)?;
+        }
+
+        #[test]
+        fn plain_names_are_read_whole_and_escaped_ones_left_to_serde_json(
+            names in prop::collection::vec("[a-z0-9.é\"\\\\\u{1}\t ]{0,12}", 0..6),
+            pretty in any::<bool>(),
+        ) {
+            let text = text(&json!(names), pretty);
+            let mut scan = Scan::new(text.as_bytes());
+            let escaped = names
+                .iter()
+                .any(|n| n.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
+            match scan.plain_strings() {
+                Some(read) => {
+                    prop_assert!(!escaped, "{text}");
+                    prop_assert_eq!(read, names.iter().map(String::as_str).collect::<Vec<_>>());
+                    prop_assert_eq!(scan.at, text.len());
+                }
+                None => prop_assert!(escaped, "{text}"),
+            }
         }
     }
 }
