@@ -251,8 +251,9 @@ impl<'a> ExtenderFilterResult<'a> {
     }
 
     /// Room for every failure among `verdicts` in its map: thousands of
-    /// failed nodes grew the lists (and copied them) a dozen times.
-    pub fn reserve_failures<'v>(&mut self, verdicts: impl Iterator<Item = &'v Verdict>) {
+    /// failed nodes grew the lists (and copied them) a dozen times. The
+    /// number of failures.
+    pub fn reserve_failures<'v>(&mut self, verdicts: impl Iterator<Item = &'v Verdict>) -> usize {
         let (mut unschedulable, mut unresolvable) = (0, 0);
         for failure in verdicts.filter_map(|v| v.as_ref().err()) {
             match failure.code {
@@ -262,6 +263,16 @@ impl<'a> ExtenderFilterResult<'a> {
         }
         self.failed_nodes.0.reserve(unschedulable);
         self.failed_and_unresolvable_nodes.0.reserve(unresolvable);
+        unschedulable + unresolvable
+    }
+
+    /// `later`'s failures after this answer's, each in its map (the
+    /// candidates `later` judged came after these).
+    pub fn append_failures(&mut self, mut later: Self) {
+        self.failed_nodes.0.append(&mut later.failed_nodes.0);
+        self.failed_and_unresolvable_nodes
+            .0
+            .append(&mut later.failed_and_unresolvable_nodes.0);
     }
 
     /// `node` failed: Unschedulable goes to FailedNodes (preemption may
