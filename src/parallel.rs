@@ -26,18 +26,19 @@ where
     let size = items.len().div_ceil(threads);
     let work = &work;
     std::thread::scope(|scope| {
-        let workers: Vec<_> = items
+        // The calling thread does the first part: one thread fewer to start.
+        let (first, rest) = items.split_at(size.min(items.len()));
+        let workers: Vec<_> = rest
             .chunks(size)
             .enumerate()
-            .map(|(k, part)| scope.spawn(move || work(k * size, part)))
+            .map(|(k, part)| scope.spawn(move || work((k + 1) * size, part)))
             .collect();
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+        let first = work(0, first);
+        let rest = workers.into_iter().map(|w| {
+            w.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        std::iter::once(first).chain(rest).collect()
     })
 }
 

@@ -178,3 +178,47 @@ async fn prioritize_errors_are_json_errors() {
     assert_eq!(status, 400);
     assert_eq!(got["error"], "ExtenderArgs has no Pod");
 }
+
+/// `body` with `count` names the view does not know added after its own.
+fn with_unknown_names(body: &[u8], count: usize) -> Vec<u8> {
+    let mut request: Value = serde_json::from_slice(body).unwrap();
+    let names = request["NodeNames"].as_array_mut().unwrap();
+    names.extend((0..count).map(|i| json!(format!("ghost-{i:05}.eu-west-1.compute.internal"))));
+    serde_json::to_vec(&request).unwrap()
+}
+
+#[tokio::test]
+async fn large_bodies_are_answered_as_small_ones() {
+    // Thousands of names: read by the split reader and decided off the
+    // async path (api::run_sized), unlike the small bodies above.
+    let server = start();
+    let small = fixture("filter-web-node-names.json");
+    let large = with_unknown_names(&small, 3_000);
+    assert!(large.len() > 100 << 10, "{}", large.len());
+    let (_, want) = server.post("/scheduler/filter", small).await;
+    let (status, got) = server.post("/scheduler/filter", large).await;
+    assert_eq!(status, 200);
+    assert_eq!(got["Error"], "");
+    assert_eq!(got["NodeNames"], want["NodeNames"]);
+    assert_eq!(got["FailedNodes"], want["FailedNodes"]);
+    let unresolvable = got["FailedAndUnresolvableNodes"].as_object().unwrap();
+    assert_eq!(unresolvable.len(), 3_000 + 1);
+    assert_eq!(
+        unresolvable["ghost-02999.eu-west-1.compute.internal"],
+        "node not found in kube-arbiter's cluster view"
+    );
+    assert_eq!(
+        unresolvable["node-b2"],
+        want["FailedAndUnresolvableNodes"]["node-b2"]
+    );
+
+    let small = fixture("prioritize-cart-node-names.json");
+    let large = with_unknown_names(&small, 3_000);
+    let (_, want) = server.post("/scheduler/prioritize", small).await;
+    let (status, got) = server.post("/scheduler/prioritize", large).await;
+    assert_eq!(status, 200);
+    let got = got.as_array().unwrap();
+    assert_eq!(got.len(), 5 + 3_000);
+    assert_eq!(got[..5], want.as_array().unwrap()[..]);
+    assert!(got[5..].iter().all(|h| h["Score"] == 0));
+}

@@ -104,57 +104,83 @@ pub fn filter<'a>(
         Ok(f) => f,
         Err(e) => return error(format!("pod {}: {e}", pod.metadata.key())),
     };
-    let mut result = ExtenderFilterResult::default();
     if let Some(names) = args.node_names {
         let nodes = snapshot.nodes();
-        let verdicts = check_all(&names, |name| match snapshot.node_idx(name) {
-            Some(idx) => filters.check_with_nominated(
-                snapshot,
-                pod,
-                NodeAt::indexed(&nodes[idx as usize].node, idx),
-            ),
-            None => Err(Failure::unresolvable(UNKNOWN_NODE)),
-        });
-        let mut feasible = Vec::with_capacity(names.len());
-        for (name, verdict) in names.into_iter().zip(verdicts) {
-            match verdict {
-                Ok(()) => feasible.push(name),
-                Err(f) => result.record_failure(name, f),
-            }
-        }
+        let (feasible, mut result) = sort_candidates(
+            &names,
+            |name| match snapshot.node_idx(name) {
+                Some(idx) => filters.check_with_nominated(
+                    snapshot,
+                    pod,
+                    NodeAt::indexed(&nodes[idx as usize].node, idx),
+                ),
+                None => Err(Failure::unresolvable(UNKNOWN_NODE)),
+            },
+            |name| name.clone(),
+            |name| name.clone(),
+        );
         result.node_names = Some(feasible);
+        result
     } else if let Some(list) = args.nodes {
-        let verdicts = check_all(&list.items, |(node, _)| {
-            filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, node))
-        });
-        let mut feasible = Vec::with_capacity(list.items.len());
-        for ((node, raw), verdict) in list.items.into_iter().zip(verdicts) {
-            match verdict {
-                Ok(()) => feasible.push(raw),
-                Err(f) => result.record_failure(node.name().to_string(), f),
-            }
-        }
+        let (feasible, mut result) = sort_candidates(
+            &list.items,
+            |(node, _)| {
+                filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, node))
+            },
+            |&(_, raw)| raw,
+            |(node, _)| NodeName::Owned(node.name().to_string()),
+        );
         result.nodes = Some(NodeListOut::new(feasible));
+        result
     } else {
-        return error("ExtenderArgs has neither Nodes nor NodeNames".into());
+        error("ExtenderArgs has neither Nodes nor NodeNames".into())
     }
-    result
 }
 
 /// Below this many candidates one thread checks them all: splitting starts
 /// a thread, which a few hundred cheap checks do not repay.
 const PARALLEL_CHECK_MIN: usize = 2_000;
 
-/// `check` on every candidate, in order; large lists are split over the
-/// machine's cores (the prepared filter state is shared read-only).
-fn check_all<T: Sync>(candidates: &[T], check: impl Fn(&T) -> Verdict + Sync) -> Vec<Verdict> {
+/// Every candidate checked and sorted into the answer, in request order:
+/// `pass(c)` in the first list for each that passes, each that fails under
+/// `name(c)` in the failed map of its code. Large lists are split over the
+/// machine's cores (the prepared filter state is shared read-only), and
+/// each part sorts its own candidates, so what is left for one thread is
+/// joining the parts' lists.
+fn sort_candidates<'a, T: Sync, P: Send>(
+    candidates: &[T],
+    check: impl Fn(&T) -> Verdict + Sync,
+    pass: impl Fn(&T) -> P + Sync,
+    name: impl Fn(&T) -> NodeName<'a> + Sync,
+) -> (Vec<P>, ExtenderFilterResult<'a>) {
     let parts = map_parts(candidates, PARALLEL_CHECK_MIN, |_, part| {
-        Ok::<_, Infallible>(part.iter().map(&check).collect::<Vec<_>>())
+        let verdicts: Vec<Verdict> = part.iter().map(&check).collect();
+        let mut failed = ExtenderFilterResult::default();
+        let failures = failed.reserve_failures(verdicts.iter());
+        let mut passed = Vec::with_capacity(part.len() - failures);
+        for (candidate, verdict) in part.iter().zip(verdicts) {
+            match verdict {
+                Ok(()) => passed.push(pass(candidate)),
+                Err(f) => failed.record_failure(name(candidate), f),
+            }
+        }
+        Ok::<_, Infallible>((passed, failed))
     });
-    match parts {
-        Ok(parts) => parts.into_iter().flatten().collect(),
+    let parts = match parts {
+        Ok(parts) => parts,
         Err(never) => match never {},
+    };
+    let passed_total: usize = parts.iter().map(|(p, _)| p.len()).sum();
+    let mut parts = parts.into_iter();
+    let Some((mut passed, mut result)) = parts.next() else {
+        return (Vec::new(), ExtenderFilterResult::default());
+    };
+    passed.reserve_exact(passed_total - passed.len());
+    for (more, failed) in parts {
+        passed.extend(more);
+        result.append_failures(failed);
     }
+    (passed, result)
 }
 
 /// The prioritize answer: a score 0..10 for every candidate, in request

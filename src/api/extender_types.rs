@@ -12,7 +12,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Error as _, SerializeMap};
@@ -21,7 +20,7 @@ use serde_json::value::RawValue;
 
 use crate::model::shared::unpooled;
 use crate::model::{Node, Pod};
-use crate::policy::{Code, Failure};
+use crate::policy::{Code, Failure, Reason, Verdict};
 
 /// `ExtenderArgs`: the pod and its candidates, either as full Nodes or as
 /// names (`nodeCacheCapable: true`).
@@ -63,10 +62,10 @@ impl Serialize for RawNode<'_> {
     }
 }
 
-/// Bodies at least this large are read in parts (a Nodes-mode NodeList);
-/// smaller ones (NodeNames) in one serde pass, which the scan would only
-/// add to.
-const SPLIT_READ_MIN: usize = 1 << 20;
+/// Bodies at least this large (a Nodes-mode NodeList, a few hundred or
+/// more NodeNames) are read in parts, which reads plain names directly;
+/// smaller ones in one serde pass, where the scan would save nothing.
+const SPLIT_READ_MIN: usize = 8 << 10;
 
 impl<'a> ExtenderArgs<'a> {
     pub fn from_slice(body: &'a [u8]) -> Result<Self, serde_json::Error> {
@@ -251,6 +250,31 @@ impl<'a> ExtenderFilterResult<'a> {
             || self.nodes.as_ref().is_some_and(|n| !n.items.is_empty())
     }
 
+    /// Room for every failure among `verdicts` in its map: thousands of
+    /// failed nodes grew the lists (and copied them) a dozen times. The
+    /// number of failures.
+    pub fn reserve_failures<'v>(&mut self, verdicts: impl Iterator<Item = &'v Verdict>) -> usize {
+        let (mut unschedulable, mut unresolvable) = (0, 0);
+        for failure in verdicts.filter_map(|v| v.as_ref().err()) {
+            match failure.code {
+                Code::Unschedulable => unschedulable += 1,
+                Code::UnschedulableAndUnresolvable => unresolvable += 1,
+            }
+        }
+        self.failed_nodes.0.reserve(unschedulable);
+        self.failed_and_unresolvable_nodes.0.reserve(unresolvable);
+        unschedulable + unresolvable
+    }
+
+    /// `later`'s failures after this answer's, each in its map (the
+    /// candidates `later` judged came after these).
+    pub fn append_failures(&mut self, mut later: Self) {
+        self.failed_nodes.0.append(&mut later.failed_nodes.0);
+        self.failed_and_unresolvable_nodes
+            .0
+            .append(&mut later.failed_and_unresolvable_nodes.0);
+    }
+
     /// `node` failed: Unschedulable goes to FailedNodes (preemption may
     /// help), the rest to FailedAndUnresolvableNodes.
     pub fn record_failure(&mut self, node: impl Into<NodeName<'a>>, failure: Failure) {
@@ -268,10 +292,10 @@ impl<'a> ExtenderFilterResult<'a> {
 /// names are unique already (kube-scheduler sends each node once).
 /// Reasons are shared texts: the nodes of one failing domain hold one.
 #[derive(Debug, Default)]
-pub struct FailedNodes<'a>(Vec<(NodeName<'a>, Arc<str>)>);
+pub struct FailedNodes<'a>(Vec<(NodeName<'a>, Reason)>);
 
 impl<'a> FailedNodes<'a> {
-    pub fn insert(&mut self, node: NodeName<'a>, reason: impl Into<Arc<str>>) {
+    pub fn insert(&mut self, node: NodeName<'a>, reason: impl Into<Reason>) {
         self.0.push((node, reason.into()));
     }
 
@@ -288,8 +312,8 @@ impl<'a> FailedNodes<'a> {
     }
 
     /// Every (node, reason), in the order recorded.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<str>)> {
-        self.0.iter().map(|(n, r)| (&**n, r))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(n, r)| (&**n, &**r))
     }
 
     pub fn get(&self, node: &str) -> Option<&str> {
@@ -341,6 +365,8 @@ pub struct HostPriority {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     #[test]

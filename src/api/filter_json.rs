@@ -10,9 +10,11 @@ use std::collections::HashMap;
 use super::extender_types::{ExtenderFilterResult, FailedNodes};
 
 impl ExtenderFilterResult<'_> {
-    /// The JSON answer, in a buffer of `capacity` bytes to start with.
+    /// The JSON answer, in a buffer of at least `capacity` bytes to start
+    /// with, and at least the answer's length when nothing needs escaping:
+    /// growing a 500 KB answer meant copying it twice more.
     pub fn to_json(&self, capacity: usize) -> Result<Vec<u8>, serde_json::Error> {
-        let mut out = Vec::with_capacity(capacity);
+        let mut out = Vec::with_capacity(capacity.max(self.unescaped_len()));
         out.extend_from_slice(br#"{"Nodes":"#);
         serde_json::to_writer(&mut out, &self.nodes)?;
         out.extend_from_slice(br#","NodeNames":"#);
@@ -38,12 +40,37 @@ impl ExtenderFilterResult<'_> {
         out.push(b'}');
         Ok(out)
     }
+
+    /// The answer's length if no string needs escaping (an upper bound on
+    /// the frame, exact for the strings).
+    fn unescaped_len(&self) -> usize {
+        const FRAME: usize = 160;
+        let names = self
+            .node_names
+            .as_ref()
+            .map_or(0, |names| names.iter().map(|n| n.len() + 3).sum::<usize>());
+        let items = self.nodes.as_ref().map_or(0, |list| {
+            list.items.iter().map(|i| i.text().len() + 1).sum::<usize>()
+        });
+        let failed =
+            |f: &FailedNodes<'_>| -> usize { f.iter().map(|(n, r)| n.len() + r.len() + 6).sum() };
+        FRAME
+            + names
+            + items
+            + failed(&self.failed_nodes)
+            + failed(&self.failed_and_unresolvable_nodes)
+            + self.error.len()
+    }
 }
 
-/// `{"node":"reason",...}`; each distinct reason text is encoded once.
+/// `{"node":"reason",...}`; each distinct reason text is encoded once. The
+/// nodes of a failing rule or domain come in runs with one text, so the
+/// last text is compared before the table is asked.
 fn write_failed(out: &mut Vec<u8>, failed: &FailedNodes<'_>) -> Result<(), serde_json::Error> {
-    let mut encoded: HashMap<*const u8, (usize, usize), foldhash::fast::RandomState> =
+    type Text = (*const u8, usize);
+    let mut encoded: HashMap<Text, (usize, usize), foldhash::fast::RandomState> =
         HashMap::default();
+    let mut last: Option<(Text, (usize, usize))> = None;
     out.push(b'{');
     for (i, (node, reason)) in failed.iter().enumerate() {
         if i > 0 {
@@ -51,14 +78,24 @@ fn write_failed(out: &mut Vec<u8>, failed: &FailedNodes<'_>) -> Result<(), serde
         }
         write_str(out, node)?;
         out.push(b':');
-        match encoded.get(&reason.as_ptr()) {
-            Some(&(start, end)) => out.extend_from_within(start..end),
+        let text = (reason.as_ptr(), reason.len());
+        let known = match last {
+            Some((t, at)) if t == text => Some(at),
+            _ => encoded.get(&text).copied(),
+        };
+        let at = match known {
+            Some((start, end)) => {
+                out.extend_from_within(start..end);
+                (start, end)
+            }
             None => {
                 let start = out.len();
                 write_str(out, reason)?;
-                encoded.insert(reason.as_ptr(), (start, out.len()));
+                encoded.insert(text, (start, out.len()));
+                (start, out.len())
             }
-        }
+        };
+        last = Some((text, at));
     }
     out.push(b'}');
     Ok(())
@@ -77,14 +114,22 @@ fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
 }
 
 /// Whether JSON needs any byte of `bytes` escaped (a control character, `"`
-/// or `\`). Checked 16 bytes at a time without early exit, which the
+/// or `\`). Checked 16 bytes at a time without early exit, the last few
+/// padded to 16: a flag per byte, then all 16 flags as one number, which the
 /// compiler turns into vector compares.
 fn needs_escape(bytes: &[u8]) -> bool {
-    bytes.chunks(16).any(|chunk| {
-        chunk.iter().fold(false, |bad, &b| {
-            bad | (b < 0x20) | (b == b'"') | (b == b'\\')
-        })
-    })
+    #[inline(always)]
+    fn bad_bytes(chunk: &[u8; 16]) -> u128 {
+        let bad = chunk.map(|b| u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\'));
+        u128::from_ne_bytes(bad)
+    }
+    let (chunks, tail) = bytes.as_chunks::<16>();
+    let mut last = [b' '; 16];
+    last[..tail.len()].copy_from_slice(tail);
+    chunks
+        .iter()
+        .fold(bad_bytes(&last), |bad, chunk| bad | bad_bytes(chunk))
+        != 0
 }
 
 #[cfg(test)]
@@ -128,7 +173,7 @@ mod tests {
 
     #[test]
     fn escape_check_finds_every_byte_that_needs_it() {
-        for len in [0usize, 1, 15, 16, 17, 40] {
+        for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 40] {
             let clean = "a".repeat(len);
             assert!(!needs_escape(clean.as_bytes()));
             for at in 0..len {
