@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{ServerProcess, TestCa, client, eventually, install_provider};
+use common::{ServerProcess, TestCa, client, eventually, get_text, install_provider};
 use serde_json::{Value, json};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
@@ -263,15 +263,7 @@ async fn victims_named_with_escapes_are_read_as_plain_ones() {
     let (status, escaped_answer) = demo.post("/scheduler/preempt", escaped.into_bytes()).await;
     assert_eq!((status, &escaped_answer), (200, &plain_answer));
 
-    let metrics = demo
-        .http
-        .get(demo.server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = get_text(&demo.http, &demo.server.url("/metrics")).await;
     for line in [
         "kube_arbiter_preempt_unknown_total{what=\"node\"} 2",
         "kube_arbiter_preempt_unknown_total{what=\"victim\"} 2",
