@@ -13,15 +13,15 @@
 //! A body with the `@UID@` marker (scripts/filter_body.py's `.tmpl` files)
 //! gets a new pod uid on every repetition.
 
-use std::path::Path;
-
 /// The binary's allocator, so allocation costs are the ones it pays.
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[path = "support/profile_input.rs"]
+mod profile_input;
 use std::process::ExitCode;
 
 use kube_arbiter::api::extender::{filter, prioritize_body};
-use kube_arbiter::cluster::file;
 use kube_arbiter::config::SchedulingSettings;
 
 fn main() -> ExitCode {
@@ -33,19 +33,9 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let repeat: usize = rest.first().and_then(|r| r.parse().ok()).unwrap_or(20);
-    let snapshot = match file::load(Path::new(state)) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{state}: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let template = match std::fs::read_to_string(body) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("{body}: {e}");
-            return ExitCode::FAILURE;
-        }
+    let (snapshot, template) = match profile_input::load(state, body) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     let settings = SchedulingSettings::default();
     let mut bytes = 0;

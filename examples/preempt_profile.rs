@@ -14,12 +14,13 @@
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-use std::path::Path;
+#[path = "support/profile_input.rs"]
+mod profile_input;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
 use kube_arbiter::api::preempt::answer;
-use kube_arbiter::cluster::file;
 use kube_arbiter::config::Config;
 
 fn main() -> ExitCode {
@@ -29,19 +30,9 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let repeat: usize = rest.first().and_then(|r| r.parse().ok()).unwrap_or(20);
-    let snapshot = match file::load(Path::new(state)) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{state}: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let template = match std::fs::read_to_string(body) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("{body}: {e}");
-            return ExitCode::FAILURE;
-        }
+    let (snapshot, template) = match profile_input::load(state, body) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     let config = Config::default();
     let mut bytes = 0;
