@@ -47,6 +47,10 @@ fn candidates_hold_every_selected_pod_for_each_selector_shape() {
         serde_json::json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["a1", "a2"]}]}),
         serde_json::json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a1"]}]}),
         serde_json::json!({"matchLabels": {"app": "nope"}}),
+        serde_json::json!({"matchLabels": {"app": "a3"},
+            "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]}),
+        serde_json::json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]},
+            {"key": "app", "operator": "Exists"}]}),
         serde_json::json!({}),
     ];
     for shape in shapes {
@@ -54,6 +58,13 @@ fn candidates_hold_every_selected_pod_for_each_selector_shape() {
         for ns in ["big", "small", "none"] {
             let (indexed, scanned) = both(&s, ns, &sel);
             assert_eq!(indexed, scanned, "{ns} {shape}");
+            // pods_selected trusts the index alone for a one-equality
+            // selector and checks the selector otherwise.
+            let selected: Vec<String> = s
+                .pods_selected(ns, &sel)
+                .map(|r| r.pod.metadata.name.clone())
+                .collect();
+            assert_eq!(selected, scanned, "pods_selected {ns} {shape}");
         }
     }
     let narrow = selector(serde_json::json!({"matchLabels": {"app": "a3", "tier": "db"}}));
