@@ -354,17 +354,28 @@ mod tests {
 
     #[test]
     fn tables_hold_known_and_unknown_domains() {
-        let shared = [Arc::new(node(&[("zone", "a")]))];
+        let shared = [
+            Arc::new(node(&[("zone", "a")])),
+            Arc::new(node(&[("zone", "b")])),
+            Arc::new(node(&[("zone", "c")])),
+        ];
         let zone = KeyLookup::new(&TopologyIndex::of(&shared), "zone");
-        let mut t: DomainTable<i64> = DomainTable::new(&zone);
-        assert_eq!(t.get(Domain::Known(0)), None);
-        *t.entry(Domain::Known(0), || 0).unwrap() += 2;
-        *t.entry(Domain::Unknown("x"), || 0).unwrap() += 1;
-        *t.entry(Domain::Unknown("x"), || 0).unwrap() += 1;
-        assert!(t.entry(Domain::Missing, || 0).is_none());
-        assert_eq!(t.get(Domain::Known(0)), Some(&2));
-        assert_eq!(t.get(Domain::Unknown("x")), Some(&2));
-        assert_eq!(t.values().sum::<i64>(), 4);
+        for mut t in [DomainTable::<i64>::new(&zone), DomainTable::sparse(&zone)] {
+            assert_eq!(t.get(Domain::Known(0)), None);
+            *t.entry(Domain::Known(2), || 0).unwrap() += 5;
+            *t.entry(Domain::Known(0), || 0).unwrap() += 2;
+            *t.entry(Domain::Unknown("x"), || 0).unwrap() += 1;
+            *t.entry(Domain::Unknown("x"), || 0).unwrap() += 1;
+            assert!(t.entry(Domain::Missing, || 0).is_none());
+            assert!(t.entry(Domain::Known(3), || 0).is_none(), "beyond the view");
+            assert_eq!(t.get(Domain::Known(0)), Some(&2));
+            assert_eq!(t.get(Domain::Known(1)), None);
+            assert_eq!(t.get(Domain::Known(2)), Some(&5));
+            *t.get_mut(Domain::Known(2)).unwrap() -= 1;
+            assert_eq!(t.get(Domain::Unknown("x")), Some(&2));
+            assert_eq!(t.len(), 3);
+            assert_eq!(t.values().sum::<i64>(), 8);
+        }
     }
 
     #[test]
