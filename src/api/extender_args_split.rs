@@ -19,6 +19,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 
 use super::extender_types::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
+use super::json_extent;
 use crate::model::Node;
 
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
@@ -101,9 +102,7 @@ impl<'a> Scan<'a> {
     }
 
     fn skip_space(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
-            self.at += 1;
-        }
+        self.at = json_extent::skip_space(self.text, self.at);
     }
 
     /// The next byte after any whitespace, consumed.
@@ -126,7 +125,7 @@ impl<'a> Scan<'a> {
         loop {
             self.skip_space();
             let start = self.at;
-            self.string()?;
+            self.at = json_extent::string_end(self.text, start)?;
             let key: Cow<'_, str> = serde_json::from_slice(&self.text[start..self.at]).ok()?;
             (self.next_byte()? == b':').then_some(())?;
             member(&key, self)?;
@@ -173,50 +172,13 @@ impl<'a> Scan<'a> {
         (self.at == self.text.len()).then_some(())
     }
 
-    /// The text of the value that starts here: a string, an object or
-    /// array up to its matching bracket, or a scalar up to the next
-    /// delimiter.
+    /// The text of the value that starts here (see
+    /// [`json_extent::value_end`]).
     fn value(&mut self) -> Option<&'a [u8]> {
         self.skip_space();
         let start = self.at;
-        match *self.text.get(self.at)? {
-            b'"' => self.string()?,
-            b'{' | b'[' => self.nested()?,
-            _ => {
-                while let Some(b) = self.text.get(self.at) {
-                    if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                        break;
-                    }
-                    self.at += 1;
-                }
-            }
-        }
-        let value = &self.text[start..self.at];
-        (!value.is_empty()).then_some(value)
-    }
-
-    /// Past the object or array that starts here. Brackets are counted,
-    /// not paired: a mismatch is serde_json's to find in the value.
-    fn nested(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        loop {
-            match *self.text.get(self.at)? {
-                b'"' => {
-                    self.string()?;
-                    continue;
-                }
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        self.at += 1;
-                        return Some(());
-                    }
-                }
-                _ => {}
-            }
-            self.at += 1;
-        }
+        self.at = json_extent::value_end(self.text, start)?;
+        Some(&self.text[start..self.at])
     }
 
     /// The array of strings that starts here, when every string is plain
@@ -274,40 +236,6 @@ impl<'a> Scan<'a> {
             .map(|(from, to)| text.get(from - start..to - start))
             .collect()
     }
-
-    /// Past the string that starts here (on its opening quote). Most of a
-    /// NodeList is string text, so it is passed over eight bytes at a time.
-    fn string(&mut self) -> Option<()> {
-        (self.text.get(self.at) == Some(&b'"')).then_some(())?;
-        self.at += 1;
-        loop {
-            while let Some(word) = self.text.get(self.at..self.at + 8) {
-                let word = u64::from_le_bytes(word.try_into().ok()?);
-                let found = bytes_equal(word, b'"') | bytes_equal(word, b'\\');
-                if found != 0 {
-                    self.at += found.trailing_zeros() as usize / 8;
-                    break;
-                }
-                self.at += 8;
-            }
-            match *self.text.get(self.at)? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                b'\\' => self.at += 2,
-                _ => self.at += 1,
-            }
-        }
-    }
-}
-
-/// The high bit of each byte of `word` that equals `byte` (exact: no
-/// borrow crosses from one byte into the next).
-fn bytes_equal(word: u64, byte: u8) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
-    !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
 #[cfg(test)]
@@ -517,23 +445,6 @@ mod tests {
                     prop_assert_eq!(scan.at, text.len());
                 }
                 None => prop_assert!(escaped, "{text}"),
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod word_tests {
-    use proptest::prelude::*;
-
-    use super::bytes_equal;
-
-    proptest! {
-        #[test]
-        fn bytes_equal_marks_exactly_the_equal_bytes(bytes in any::<[u8; 8]>(), byte in any::<u8>()) {
-            let marks = bytes_equal(u64::from_le_bytes(bytes), byte).to_le_bytes();
-            for (b, mark) in bytes.iter().zip(marks) {
-                prop_assert_eq!(mark, if *b == byte { 0x80 } else { 0 });
             }
         }
     }

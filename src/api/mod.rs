@@ -12,6 +12,7 @@ mod extender_args_split;
 pub mod extender_types;
 mod filter_json;
 mod in_flight;
+mod json_extent;
 pub mod preempt;
 pub mod preempt_named;
 pub mod scale_in;

@@ -5,6 +5,8 @@
 //! (an escaped key, text that ends early) makes it answer `None`, and the
 //! caller reads that value with serde instead.
 
+use super::json_extent;
+
 /// A position in validated JSON text, always before a value or a
 /// separator.
 pub struct Walk<'a> {
@@ -81,22 +83,7 @@ impl<'a> Walk<'a> {
     /// Passes over the next value of any kind: its raw text.
     pub fn value(&mut self) -> Option<&'a str> {
         let start = self.at_value()?;
-        match self.bytes()[start] {
-            b'"' => {
-                self.string()?;
-            }
-            b'{' | b'[' => self.nested()?,
-            _ => {
-                let len = self.bytes()[start..]
-                    .iter()
-                    .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-                    .unwrap_or(self.text.len() - start);
-                if len == 0 {
-                    return None;
-                }
-                self.at = start + len;
-            }
-        }
+        self.at = json_extent::value_end(self.bytes(), start)?;
         self.text.get(start..self.at)
     }
 
@@ -104,15 +91,10 @@ impl<'a> Walk<'a> {
         self.text.as_bytes()
     }
 
-    /// The next byte that is not whitespace (JSON's four), now current.
+    /// The next byte that is not whitespace, now current.
     fn peek(&mut self) -> Option<u8> {
-        while let Some(&b) = self.bytes().get(self.at) {
-            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                return Some(b);
-            }
-            self.at += 1;
-        }
-        None
+        self.at = json_extent::skip_space(self.bytes(), self.at);
+        self.bytes().get(self.at).copied()
     }
 
     fn at_value(&mut self) -> Option<usize> {
@@ -126,36 +108,9 @@ impl<'a> Walk<'a> {
 
     /// A string at the current byte: the text between its quotes.
     fn string(&mut self) -> Option<&'a str> {
-        self.expect(b'"')?;
-        let start = self.at;
-        self.at = start + string_len(self.bytes().get(start..)?)?;
-        let inner = self.text.get(start..self.at)?;
-        self.at += 1;
-        Some(inner)
-    }
-
-    /// An object or array at the current byte, brackets counted, strings
-    /// passed over whole.
-    fn nested(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        loop {
-            match *self.bytes().get(self.at)? {
-                b'"' => {
-                    self.at += 1;
-                    self.at += string_len(self.bytes().get(self.at..)?)?;
-                }
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        self.at += 1;
-                        return Some(());
-                    }
-                }
-                _ => {}
-            }
-            self.at += 1;
-        }
+        let start = self.at_value()?;
+        self.at = json_extent::string_end(self.bytes(), start)?;
+        self.text.get(start + 1..self.at - 1)
     }
 }
 
@@ -164,20 +119,6 @@ impl<'a> Walk<'a> {
 pub fn plain_string(value: &str) -> Option<&str> {
     let inner = value.strip_prefix('"')?.strip_suffix('"')?;
     (!inner.contains(['\\', '"'])).then_some(inner)
-}
-
-/// Bytes of a string's content up to its closing quote (`rest` starts
-/// after the opening one); a backslash hides the byte after it. Most of a
-/// request's bytes are in strings (UIDs, names), passed over by memchr.
-fn string_len(rest: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    loop {
-        i += memchr::memchr2(b'"', b'\\', rest.get(i..)?)?;
-        match rest[i] {
-            b'"' => return Some(i),
-            _ => i += 2,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -267,22 +208,6 @@ mod tests {
         })
         .unwrap();
         assert_eq!(raw, [r#"{"a": [1, 2]}"#, "3"]);
-    }
-
-    #[test]
-    fn strings_end_at_the_first_unescaped_quote_at_any_offset() {
-        for len in 0..20 {
-            let text = format!("{}\"tail", "x".repeat(len));
-            assert_eq!(string_len(text.as_bytes()), Some(len), "{text}");
-            assert_eq!(string_len("x".repeat(len).as_bytes()), None, "unterminated");
-            for backslash in 0..len {
-                let mut text = text.clone();
-                text.replace_range(backslash..backslash + 1, "\\");
-                // A backslash just before the quote hides it: no end left.
-                let want = (backslash + 1 < len).then_some(len);
-                assert_eq!(string_len(text.as_bytes()), want, "{text}");
-            }
-        }
     }
 
     #[test]
