@@ -105,15 +105,12 @@ pub fn filter<'a>(
         Err(e) => return error(format!("pod {}: {e}", pod.metadata.key())),
     };
     if let Some(names) = args.node_names {
-        let nodes = snapshot.nodes();
         let (feasible, mut result) = sort_candidates(
             &names,
             |name| match snapshot.node_idx(name) {
-                Some(idx) => filters.check_with_nominated(
-                    snapshot,
-                    pod,
-                    NodeAt::indexed(&nodes[idx as usize].node, idx),
-                ),
+                Some(idx) => {
+                    filters.check_with_nominated(snapshot, pod, NodeAt::in_view(snapshot, idx))
+                }
                 None => Err(Failure::unresolvable(UNKNOWN_NODE)),
             },
             |name| name.clone(),
@@ -256,6 +253,8 @@ fn score_pod(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use serde_json::{Value, json};
 
     use super::*;
@@ -312,6 +311,41 @@ mod tests {
         assert!(got["FailedNodes"]["n2"].is_string());
         assert_eq!(got["FailedAndUnresolvableNodes"]["ghost"], UNKNOWN_NODE);
         assert_eq!(got["Error"], "");
+    }
+
+    /// The filter skips reading taints of nodes the view knows are plain;
+    /// a node that is cordoned or tainted later must be read again.
+    #[test]
+    fn a_node_cordoned_or_tainted_after_the_build_fails_as_such() {
+        let s = snapshot();
+        let body = json!({"Pod": {"metadata": {"name": "p", "namespace": "shop"}},
+                          "NodeNames": ["n1", "n2", "n3"]});
+        assert_eq!(
+            run_filter(Some(&s), body.clone())["NodeNames"],
+            json!(["n1", "n2", "n3"])
+        );
+        let mut cordoned = (*s.nodes()[0].node).clone();
+        cordoned.spec.unschedulable = true;
+        let mut tainted = (*s.nodes()[1].node).clone();
+        tainted.spec.taints =
+            serde_json::from_value(json!([{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]))
+                .unwrap();
+        let changed = s
+            .with_node_changes(&[Arc::new(cordoned), Arc::new(tainted)])
+            .unwrap();
+        let got = run_filter(Some(&changed), body.clone());
+        assert_eq!(got["NodeNames"], json!(["n3"]));
+        assert_eq!(
+            got["FailedAndUnresolvableNodes"],
+            json!({"n1": crate::policy::filter::UNSCHEDULABLE_REASON,
+                   "n2": "node(s) had untolerated taint {gpu: yes}"})
+        );
+        let healed = (*s.nodes()[1].node).clone();
+        let again = changed.with_node_changes(&[Arc::new(healed)]).unwrap();
+        assert_eq!(
+            run_filter(Some(&again), body)["NodeNames"],
+            json!(["n2", "n3"])
+        );
     }
 
     #[test]

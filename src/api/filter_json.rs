@@ -114,21 +114,31 @@ fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
 }
 
 /// Whether JSON needs any byte of `bytes` escaped (a control character, `"`
-/// or `\`). Checked 16 bytes at a time without early exit, the last few
-/// padded to 16: a flag per byte, then all 16 flags as one number, which the
-/// compiler turns into vector compares.
+/// or `\\`). Eight bytes at a time without early exit, the last few padded
+/// with spaces; the word tests are exact for "is there any such byte"
+/// (Bit Twiddling Hacks, `hasless` and `haszero`).
 fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     #[inline(always)]
-    fn bad_bytes(chunk: &[u8; 16]) -> u128 {
-        let bad = chunk.map(|b| u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\'));
-        u128::from_ne_bytes(bad)
+    fn has_zero_byte(v: u64) -> u64 {
+        v.wrapping_sub(ONES) & !v & HIGH
     }
-    let (chunks, tail) = bytes.as_chunks::<16>();
-    let mut last = [b' '; 16];
+    #[inline(always)]
+    fn bad_bytes(word: u64) -> u64 {
+        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+        control
+            | has_zero_byte(word ^ (ONES * u64::from(b'"')))
+            | has_zero_byte(word ^ (ONES * u64::from(b'\\')))
+    }
+    let (words, tail) = bytes.as_chunks::<8>();
+    let mut last = [b' '; 8];
     last[..tail.len()].copy_from_slice(tail);
-    chunks
+    words
         .iter()
-        .fold(bad_bytes(&last), |bad, chunk| bad | bad_bytes(chunk))
+        .fold(bad_bytes(u64::from_ne_bytes(last)), |bad, w| {
+            bad | bad_bytes(u64::from_ne_bytes(*w))
+        })
         != 0
 }
 
@@ -185,5 +195,16 @@ mod tests {
             }
         }
         assert!(!needs_escape("é ü 🙂 ~ \u{7f}".as_bytes()));
+    }
+
+    proptest::proptest! {
+        /// The word-at-a-time check says what a byte-by-byte check says.
+        #[test]
+        fn escape_check_agrees_with_a_byte_by_byte_check(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+        ) {
+            let naive = bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+            proptest::prop_assert_eq!(needs_escape(&bytes), naive);
+        }
     }
 }

@@ -15,9 +15,9 @@ pub use assume::AssumeError;
 pub use binder::{BindRequest, Binder};
 pub use in_flight::{InFlight, Settled};
 pub use snapshot::{
-    ByNode, Candidates, ClusterObjects, DomainId, KeyDomains, NodeIdx, NodeInfo, NodePods, NodeSet,
-    NodeSets, ObjectCounts, Owners, PdbIndex, PodChange, PodPdbs, PodRef, PodSummary,
-    SharedObjects, Snapshot, TopologyIndex,
+    ByNode, Candidates, ClusterObjects, DomainId, KeyDomains, NameIndex, NodeIdx, NodeInfo,
+    NodePods, NodeSet, NodeSets, ObjectCounts, Owners, PdbIndex, PodChange, PodPdbs, PodRef,
+    PodSummary, SharedObjects, Snapshot, TopologyIndex,
 };
 pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

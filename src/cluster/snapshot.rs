@@ -24,6 +24,7 @@ use crate::model::{
 mod chunked;
 mod indexes;
 mod label_index;
+mod name_index;
 mod node_pods;
 mod node_sets;
 mod nominated_index;
@@ -37,6 +38,7 @@ pub use self::chunked::{Chunked, NodeList};
 use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
+pub use self::name_index::NameIndex;
 pub use self::node_pods::{NodePods, PodSummary};
 pub use self::node_sets::{NodeSet, NodeSets};
 use self::nominated_index::NominatedIndex;
@@ -95,7 +97,9 @@ pub struct Owners {
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     nodes: NodeList,
-    node_index: Arc<Map<String, NodeIdx>>,
+    node_index: Arc<NameIndex>,
+    /// Per node: neither cordoned nor tainted ([`Self::node_is_plain`]).
+    plain_nodes: Arc<[bool]>,
     pods_by_namespace: Arc<Map<String, NamespacePods>>,
     pods_with_affinity: TermHolders,
     pods_with_required_anti_affinity: TermHolders,
@@ -198,6 +202,11 @@ impl From<ClusterObjects> for SharedObjects {
     }
 }
 
+/// See [`Snapshot::node_is_plain`].
+fn is_plain(node: &Node) -> bool {
+    !node.spec.unschedulable && node.spec.taints.is_empty()
+}
+
 impl Snapshot {
     /// Index `objects`. Succeeded and Failed pods are dropped here.
     pub fn build(objects: ClusterObjects) -> Self {
@@ -211,10 +220,7 @@ impl Snapshot {
         nodes.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         nodes.dedup_by(|a, b| a.metadata.name == b.metadata.name);
 
-        let mut node_index = Map::with_capacity(nodes.len());
-        for (i, node) in nodes.iter().enumerate() {
-            node_index.insert(node.metadata.name.clone(), i as NodeIdx);
-        }
+        let node_index = NameIndex::new(nodes.iter().map(|n| n.metadata.name.as_str()));
         let topology = TopologyIndex::of(&nodes);
         let pdbs = PdbIndex::new(objects.pdbs);
         let mut node_pods: Vec<Vec<Arc<Pod>>> = vec![Vec::new(); nodes.len()];
@@ -255,6 +261,7 @@ impl Snapshot {
         let with_required_anti = TermHolders::build(all_pods(), Pod::has_required_anti_affinity);
         let nominated = NominatedIndex::build(all_pods());
         Snapshot {
+            plain_nodes: infos.iter().map(|i| is_plain(&i.node)).collect(),
             nodes: infos.into_iter().collect(),
             node_index: Arc::new(node_index),
             pods_by_namespace: Arc::new(
@@ -287,11 +294,19 @@ impl Snapshot {
     }
 
     pub fn node_idx(&self, name: &str) -> Option<NodeIdx> {
-        self.node_index.get(name).copied()
+        self.node_index.get(name)
+    }
+
+    /// Whether the node at `idx` is neither cordoned nor tainted, so that
+    /// NodeUnschedulable and TaintToleration pass every pod there: a
+    /// filter need not read the node object for them (a cache miss per
+    /// candidate on a served request).
+    pub fn node_is_plain(&self, idx: NodeIdx) -> bool {
+        self.plain_nodes.get(idx as usize).copied().unwrap_or(false)
     }
 
     /// Node name → index, shared, for prepared state that outlives a borrow.
-    pub fn node_index(&self) -> Arc<foldhash::HashMap<String, NodeIdx>> {
+    pub fn node_index(&self) -> Arc<NameIndex> {
         Arc::clone(&self.node_index)
     }
 

@@ -17,6 +17,9 @@ use crate::model::Node;
 pub struct NodeAt<'a> {
     pub node: &'a Node,
     pub idx: Option<NodeIdx>,
+    /// Known to be neither cordoned nor tainted (see
+    /// [`Snapshot::node_is_plain`]); `false` when not known.
+    pub plain: bool,
 }
 
 impl<'a> NodeAt<'a> {
@@ -26,12 +29,27 @@ impl<'a> NodeAt<'a> {
         Self {
             node,
             idx: Some(idx),
+            plain: false,
+        }
+    }
+
+    /// The view's node at `idx`, with what the view knows of it.
+    #[inline]
+    pub fn in_view(snapshot: &'a Snapshot, idx: NodeIdx) -> Self {
+        Self {
+            node: &snapshot.nodes()[idx as usize].node,
+            idx: Some(idx),
+            plain: snapshot.node_is_plain(idx),
         }
     }
 
     /// A node judged by its labels only.
     pub fn unindexed(node: &'a Node) -> Self {
-        Self { node, idx: None }
+        Self {
+            node,
+            idx: None,
+            plain: false,
+        }
     }
 }
 
@@ -43,7 +61,11 @@ impl<'a> NodeAt<'a> {
         let idx = snapshot
             .node_idx(node.name())
             .filter(|&i| snapshot.nodes()[i as usize].node.metadata.labels == node.metadata.labels);
-        Self { node, idx }
+        Self {
+            node,
+            idx,
+            plain: false,
+        }
     }
 }
 

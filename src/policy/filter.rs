@@ -73,13 +73,15 @@ impl PodFilters {
     /// kube-scheduler runs it, after NodeAffinity and before the pod rules:
     /// `explain` gives the first reason kube-scheduler itself would give.
     pub fn check_at_with_fit(&self, at: NodeAt<'_>, fit: impl FnOnce() -> Verdict) -> Verdict {
-        let node = at.node;
-        self.check_unschedulable(node)?;
-        if let Some(taint) = untolerated_taint(&node.spec.taints, &self.tolerations) {
-            return Err(Failure::unresolvable(format!(
-                "node(s) had untolerated taint {{{}: {}}}",
-                taint.key, taint.value
-            )));
+        if !at.plain {
+            let node = at.node;
+            self.check_unschedulable(node)?;
+            if let Some(taint) = untolerated_taint(&node.spec.taints, &self.tolerations) {
+                return Err(Failure::unresolvable(format!(
+                    "node(s) had untolerated taint {{{}: {}}}",
+                    taint.key, taint.value
+                )));
+            }
         }
         if let Some(f) = &self.node_affinity {
             f.filter_at(at)?;

@@ -4,15 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{Map, NodeIdx, Owners};
+use super::{Map, NameIndex, NodeIdx, Owners};
 use crate::model::{MapSelectorOwner, Namespace, Pod, PriorityClass, SelectorOwner};
 
 /// The node a pod runs on, when it is bound to a node the view knows.
-pub(super) fn node_of(node_index: &Map<String, NodeIdx>, pod: &Pod) -> Option<NodeIdx> {
+pub(super) fn node_of(node_index: &NameIndex, pod: &Pod) -> Option<NodeIdx> {
     if pod.spec.node_name.is_empty() {
         return None;
     }
-    node_index.get(&pod.spec.node_name).copied()
+    node_index.get(&pod.spec.node_name)
 }
 
 pub(super) fn namespaces_by_name(namespaces: Vec<Arc<Namespace>>) -> Map<String, Arc<Namespace>> {

@@ -176,6 +176,10 @@ impl Snapshot {
                 info.node = Arc::clone(node);
             }
         });
+        let mut plain_nodes = self.plain_nodes.to_vec();
+        for &i in &positions {
+            plain_nodes[i] = super::is_plain(&nodes[i].node);
+        }
         let topology = if labels_changed {
             let all: Vec<Arc<Node>> = nodes.iter().map(|n| n.node.clone()).collect();
             Arc::new(TopologyIndex::of(&all))
@@ -184,6 +188,7 @@ impl Snapshot {
         };
         Some(Snapshot {
             nodes,
+            plain_nodes: plain_nodes.into(),
             topology,
             ..self.clone()
         })

@@ -16,8 +16,6 @@ use super::common::{
     Constraint, HOSTNAME_KEY, SCHEDULE_ANYWAY, constraints_for, count_cluster, has_all_keys_at,
 };
 
-type Map<K, V> = foldhash::HashMap<K, V>;
-
 #[derive(Debug, Clone)]
 pub struct SpreadScore {
     constraints: Vec<Constraint>,
@@ -31,7 +29,7 @@ pub struct SpreadScore {
     /// (empty for the other constraints).
     per_node: Vec<Vec<i64>>,
     /// Node name → index in the view, for request-only node objects.
-    node_index: Arc<Map<String, crate::cluster::NodeIdx>>,
+    node_index: Arc<crate::cluster::NameIndex>,
 }
 
 /// `None` when the pod has no soft constraints (explicit or default);
@@ -149,9 +147,7 @@ impl SpreadScore {
                 continue;
             }
             let count = if !self.per_node[i].is_empty() {
-                let idx = at
-                    .idx
-                    .or_else(|| self.node_index.get(at.node.name()).copied());
+                let idx = at.idx.or_else(|| self.node_index.get(at.node.name()));
                 idx.and_then(|n| self.per_node[i].get(n as usize))
                     .copied()
                     .unwrap_or(0)
