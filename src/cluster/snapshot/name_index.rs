@@ -62,6 +62,25 @@ impl NameIndex {
 
     /// Put `name` → `idx` in its slot, over an earlier equal name.
     fn place(&mut self, name: &str, idx: NodeIdx, text: &str, starts: &[u32]) {
+        let (slot, tag) = self.slot_of(name, text, starts);
+        self.slots[slot] = (tag, idx + 1);
+    }
+
+    pub fn get(&self, name: &str) -> Option<NodeIdx> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let (slot, _) = self.slot_of(name, &self.text, &self.starts);
+        match self.slots[slot].1 {
+            EMPTY => None,
+            stored => Some(stored - 1),
+        }
+    }
+
+    /// The slot holding `name`, or the empty one where it would go, and
+    /// the name's hash tag. The table is never full (twice as many slots
+    /// as names), so the probe ends.
+    fn slot_of(&self, name: &str, text: &str, starts: &[u32]) -> (usize, u32) {
         let h = hash(name);
         let tag = (h >> 32) as u32;
         let mask = self.slots.len() - 1;
@@ -70,29 +89,7 @@ impl NameIndex {
             let (t, stored) = self.slots[slot];
             if stored == EMPTY || (t == tag && name_at(text, starts, (stored - 1) as usize) == name)
             {
-                self.slots[slot] = (tag, idx + 1);
-                return;
-            }
-            slot = (slot + 1) & mask;
-        }
-    }
-
-    pub fn get(&self, name: &str) -> Option<NodeIdx> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let h = hash(name);
-        let tag = (h >> 32) as u32;
-        let mask = self.slots.len() - 1;
-        let mut slot = h as usize & mask;
-        loop {
-            let (t, stored) = self.slots[slot];
-            if stored == EMPTY {
-                return None;
-            }
-            let idx = (stored - 1) as usize;
-            if t == tag && name_at(&self.text, &self.starts, idx) == name {
-                return Some(idx as NodeIdx);
+                return (slot, tag);
             }
             slot = (slot + 1) & mask;
         }
