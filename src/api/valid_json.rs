@@ -37,46 +37,45 @@ impl<'a> Walk<'a> {
         &mut self,
         mut member: impl FnMut(&mut Self, &'a str) -> Option<()>,
     ) -> Option<bool> {
-        if self.peek()? != b'{' {
-            self.value()?;
-            return Some(false);
-        }
-        self.at += 1;
-        loop {
-            match self.peek()? {
-                b'}' => {
-                    self.at += 1;
-                    return Some(true);
-                }
-                b',' => self.at += 1,
-                _ => {}
-            }
-            let key = self.string()?;
+        self.container(b'{', b'}', |walk| {
+            let key = walk.string()?;
             if key.contains('\\') {
                 return None;
             }
-            self.expect(b':')?;
-            member(self, key)?;
-        }
+            walk.expect(b':')?;
+            member(walk, key)
+        })
     }
 
     /// [`Self::object`] for arrays: `element` walks past each element.
-    pub fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<bool> {
-        if self.peek()? != b'[' {
+    pub fn array(&mut self, element: impl FnMut(&mut Self) -> Option<()>) -> Option<bool> {
+        self.container(b'[', b']', element)
+    }
+
+    /// The walk of an object or array: `each` walks past one member after
+    /// the separators; `Some(false)` (the value passed over) when the next
+    /// value does not start with `open`.
+    fn container(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut each: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<bool> {
+        if self.peek()? != open {
             self.value()?;
             return Some(false);
         }
         self.at += 1;
         loop {
             match self.peek()? {
-                b']' => {
+                c if c == close => {
                     self.at += 1;
                     return Some(true);
                 }
                 b',' => self.at += 1,
                 _ => {}
             }
-            element(self)?;
+            each(self)?;
         }
     }
 
