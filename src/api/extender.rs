@@ -9,7 +9,6 @@
 use std::convert::Infallible;
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -28,6 +27,7 @@ use crate::server::{ApiError, AppState};
 use super::extender_types::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
+use super::request_body::RequestBody;
 use super::{in_flight, json_bytes, json_response, on_snapshot_sized, run_sized};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
@@ -38,7 +38,7 @@ pub fn routes() -> Router<AppState> {
         .route("/scheduler/prioritize", post(prioritize_handler))
 }
 
-async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
+async fn filter_handler(State(state): State<AppState>, body: RequestBody) -> Response {
     let incoming = in_flight::settle(&state, &body, in_flight::Verb::Filter).await;
     let snapshot = state.view.current();
     let config = state.config.clone();
@@ -63,7 +63,7 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
     .await
 }
 
-async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
+async fn prioritize_handler(State(state): State<AppState>, body: RequestBody) -> Response {
     let incoming = in_flight::settle(&state, &body, in_flight::Verb::Prioritize).await;
     on_snapshot_sized(&state, body.len(), move |snapshot, config| {
         let list = prioritize_body(snapshot, &config.scheduling, &body)?;
