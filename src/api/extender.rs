@@ -7,6 +7,7 @@
 //! error with a 4xx/5xx status.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
@@ -199,7 +200,7 @@ pub fn prioritize_body(
         .pod
         .as_ref()
         .ok_or_else(|| ApiError::bad_request("ExtenderArgs has no Pod"))?;
-    let mut request_nodes: Vec<Node> = Vec::new();
+    let mut request_nodes: Vec<Arc<Node>> = Vec::new();
     let (names, nodes): (Vec<NodeName<'_>>, Vec<Option<NodeAt<'_>>>) =
         if let Some(names) = args.node_names {
             let all = snapshot.nodes();

@@ -15,6 +15,7 @@
 //! here directly, not by serde_json (`Scan::plain_strings`).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 
@@ -76,7 +77,7 @@ fn node_list<'a>(scan: &mut Scan<'a>) -> Option<Option<NodeList<'a>>> {
     Some(Some(list))
 }
 
-fn items<'a>(scan: &mut Scan<'a>) -> Option<Vec<(Node, RawNode<'a>)>> {
+fn items<'a>(scan: &mut Scan<'a>) -> Option<Vec<(Arc<Node>, RawNode<'a>)>> {
     if scan.null()? {
         return Some(Vec::new());
     }

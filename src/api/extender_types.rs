@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Error as _, SerializeMap};
@@ -38,7 +39,7 @@ pub type NodeName<'a> = Cow<'a, str>;
 /// A v1 NodeList: each item decoded and its raw JSON text.
 #[derive(Debug, Default)]
 pub struct NodeList<'a> {
-    pub items: Vec<(Node, RawNode<'a>)>,
+    pub items: Vec<(Arc<Node>, RawNode<'a>)>,
 }
 
 /// One node's JSON text as the request carries it. A [`Node`] was decoded
@@ -181,7 +182,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Name<'a> {
 }
 
 #[derive(Default)]
-struct Items<'a>(Vec<(Node, RawNode<'a>)>);
+struct Items<'a>(Vec<(Arc<Node>, RawNode<'a>)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -211,22 +212,20 @@ const PARALLEL_DECODE_MIN: usize = 512;
 /// Decode every node of a NodeList, each with its text. A full 5,000-node
 /// list is tens of MB of JSON, mostly fields we skip; decoding is the bulk
 /// of a Nodes-mode request, so large lists are split over the machine's
-/// cores. The nodes live as long as the request, so their parts are not
-/// pooled. The error names the first bad item.
-pub(super) fn decode_nodes<'a>(texts: &[&'a str]) -> Result<Vec<(Node, RawNode<'a>)>, String> {
+/// cores, and a text sent before is not decoded again
+/// (`api::recent_nodes`). Their parts are not pooled. The error names the
+/// first bad item.
+pub(super) fn decode_nodes<'a>(texts: &[&'a str]) -> Result<Vec<(Arc<Node>, RawNode<'a>)>, String> {
     let parts = crate::parallel::map_parts(texts, PARALLEL_DECODE_MIN, |offset, part| {
-        unpooled(|| {
-            part.iter()
-                .enumerate()
-                .map(|(i, &text)| {
-                    serde_json::from_str::<Node>(text)
-                        .map(|node| (node, RawNode(text)))
-                        .map_err(|e| format!("Nodes.items[{}]: {e}", offset + i))
-                })
-                .collect::<Result<Vec<_>, String>>()
-        })
+        unpooled(|| super::recent_nodes::decode(part))
+            .map_err(|(i, e)| format!("Nodes.items[{}]: {e}", offset + i))
     })?;
-    Ok(parts.into_iter().flatten().collect())
+    Ok(parts
+        .into_iter()
+        .flatten()
+        .zip(texts)
+        .map(|(node, &text)| (node, RawNode(text)))
+        .collect())
 }
 
 #[derive(Debug, Default, Serialize)]

@@ -15,6 +15,7 @@ mod in_flight;
 mod json_extent;
 pub mod preempt;
 pub mod preempt_named;
+mod recent_nodes;
 mod request_body;
 pub mod scale_in;
 mod valid_json;

@@ -1,0 +1,190 @@
+//! Nodes decoded from the texts of recent Nodes-mode requests.
+//!
+//! With `nodeCacheCapable: false` kube-scheduler sends every candidate as
+//! a full Node object, for every pod, and a Node's JSON rarely changes
+//! between two pods (a kubelet rewrites its status every few minutes at
+//! most). Decoding 5,000 of them was most of a Nodes-mode request, so a
+//! node decoded once is kept with its exact text: an item whose text is
+//! byte for byte one seen recently gets that decoding back without
+//! serde reading it again. The text is compared in full, so a kept node is
+//! only ever reused for the very bytes it was decoded from; a text that
+//! fails to decode is not kept.
+//!
+//! Memory is bounded by two generations: new and reused entries go to the
+//! current one, and when it holds [`GENERATION`] entries it becomes the
+//! previous one and the oldest is dropped, so a node not sent for two
+//! generations is forgotten.
+
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex};
+
+use foldhash::HashMap;
+
+use crate::model::Node;
+
+/// Entries per generation: more than the nodes of a 5,000-node cluster.
+const GENERATION: usize = 6_000;
+
+/// One decoded text.
+struct Decoded {
+    text: Box<str>,
+    node: Arc<Node>,
+}
+
+#[derive(Default)]
+struct Generations {
+    current: HashMap<u64, Arc<Decoded>>,
+    previous: HashMap<u64, Arc<Decoded>>,
+}
+
+pub struct RecentNodes {
+    generations: Mutex<Generations>,
+    hasher: foldhash::fast::RandomState,
+}
+
+static RECENT: std::sync::LazyLock<RecentNodes> = std::sync::LazyLock::new(RecentNodes::new);
+
+/// The Node in `texts`, each decoded by serde_json or taken from a recent
+/// request that sent exactly that text. The first error (in order) is
+/// returned with its item's place in `texts`.
+pub fn decode(texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Error)> {
+    RECENT.decode(texts)
+}
+
+impl RecentNodes {
+    fn new() -> Self {
+        Self {
+            generations: Mutex::new(Generations::default()),
+            hasher: foldhash::fast::RandomState::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Generations> {
+        self.generations.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn decode(&self, texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Error)> {
+        let hashes: Vec<u64> = texts.iter().map(|t| self.hasher.hash_one(t)).collect();
+        let kept: Vec<Option<Arc<Decoded>>> = {
+            let mut generations = self.lock();
+            hashes.iter().map(|h| generations.get(*h)).collect()
+        };
+        let mut nodes = Vec::with_capacity(texts.len());
+        let mut decoded = Vec::new();
+        for (i, (&text, kept)) in texts.iter().zip(kept).enumerate() {
+            match kept.filter(|k| *k.text == *text) {
+                Some(kept) => nodes.push(kept.node.clone()),
+                None => {
+                    let node = Arc::new(serde_json::from_str::<Node>(text).map_err(|e| (i, e))?);
+                    decoded.push((
+                        hashes[i],
+                        Arc::new(Decoded {
+                            text: text.into(),
+                            node: node.clone(),
+                        }),
+                    ));
+                    nodes.push(node);
+                }
+            }
+        }
+        if !decoded.is_empty() {
+            let mut generations = self.lock();
+            for (hash, entry) in decoded {
+                generations.insert(hash, entry);
+            }
+        }
+        Ok(nodes)
+    }
+}
+
+impl Generations {
+    /// The entry for `hash`, moved to the current generation when it was
+    /// in the previous one.
+    fn get(&mut self, hash: u64) -> Option<Arc<Decoded>> {
+        if let Some(entry) = self.current.get(&hash) {
+            return Some(entry.clone());
+        }
+        let entry = self.previous.remove(&hash)?;
+        self.insert(hash, entry.clone());
+        Some(entry)
+    }
+
+    fn insert(&mut self, hash: u64, entry: Arc<Decoded>) {
+        if self.current.len() >= GENERATION {
+            self.previous = std::mem::take(&mut self.current);
+        }
+        self.current.insert(hash, entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, zone: &str) -> String {
+        format!(
+            r#"{{"metadata":{{"name":"{name}","labels":{{"zone":"{zone}"}}}},"status":{{"allocatable":{{"cpu":"4"}}}}}}"#
+        )
+    }
+
+    #[test]
+    fn the_same_text_gets_the_same_decoding_and_another_text_its_own() {
+        let recent = RecentNodes::new();
+        let (a, b) = (node("a", "z1"), node("b", "z1"));
+        let first = recent.decode(&[&a, &b]).unwrap();
+        let again = recent.decode(&[&b, &a]).unwrap();
+        assert!(Arc::ptr_eq(&first[0], &again[1]));
+        assert!(Arc::ptr_eq(&first[1], &again[0]));
+        let moved = node("a", "z2");
+        let changed = recent.decode(&[&moved]).unwrap();
+        assert!(!Arc::ptr_eq(&changed[0], &first[0]));
+        assert_eq!(changed[0].metadata.labels.get("zone").unwrap(), "z2");
+        for (text, got) in [(&a, &first[0]), (&b, &first[1]), (&moved, &changed[0])] {
+            assert_eq!(**got, serde_json::from_str::<Node>(text).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_text_that_collides_is_decoded_not_taken() {
+        let recent = RecentNodes::new();
+        let (a, b) = (node("a", "z1"), node("b", "z1"));
+        let kept = recent.decode(&[&a]).unwrap();
+        // Plant a's decoding under b's hash, as a hash collision would.
+        let hash = recent.hasher.hash_one(b.as_str());
+        let planted = recent.lock().current.values().next().unwrap().clone();
+        recent.lock().current.insert(hash, planted);
+        let got = recent.decode(&[&b]).unwrap();
+        assert!(!Arc::ptr_eq(&got[0], &kept[0]));
+        assert_eq!(got[0].metadata.name, "b");
+    }
+
+    #[test]
+    fn errors_name_their_item_and_are_not_kept() {
+        let recent = RecentNodes::new();
+        let good = node("a", "z1");
+        let bad = r#"{"metadata":{"name":7}}"#;
+        let (at, e) = recent.decode(&[&good, bad]).unwrap_err();
+        assert_eq!(at, 1);
+        assert_eq!(
+            e.to_string(),
+            serde_json::from_str::<Node>(bad).unwrap_err().to_string()
+        );
+        assert!(recent.lock().current.len() <= 1);
+        assert!(recent.decode(&[bad]).is_err());
+    }
+
+    #[test]
+    fn two_generations_bound_what_is_kept() {
+        let recent = RecentNodes::new();
+        let texts: Vec<String> = (0..GENERATION * 2 + 10)
+            .map(|i| node(&format!("n{i}"), "z"))
+            .collect();
+        for chunk in texts.chunks(1_000) {
+            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            recent.decode(&refs).unwrap();
+        }
+        let generations = recent.lock();
+        assert!(generations.current.len() <= GENERATION);
+        assert!(generations.previous.len() <= GENERATION);
+    }
+}
