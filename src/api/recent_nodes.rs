@@ -11,9 +11,9 @@
 //! fails to decode is not kept.
 //!
 //! Memory is bounded by two generations: new and reused entries go to the
-//! current one, and when it holds [`GENERATION`] entries it becomes the
-//! previous one and the oldest is dropped, so a node not sent for two
-//! generations is forgotten.
+//! current one, and when it holds [`GENERATION`] entries or
+//! [`GENERATION_BYTES`] of text it becomes the previous one and the oldest
+//! is dropped, so a node not sent for two generations is forgotten.
 
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
@@ -25,15 +25,20 @@ use crate::model::Node;
 /// Entries per generation: more than the nodes of a 5,000-node cluster.
 const GENERATION: usize = 6_000;
 
+/// Text per generation: 5,000 realistic Nodes are about 28 MB.
+const GENERATION_BYTES: usize = 64 << 20;
+
 /// One decoded text.
 struct Decoded {
     text: Box<str>,
     node: Arc<Node>,
 }
 
-#[derive(Default)]
 struct Generations {
+    limits: Limits,
     current: HashMap<u64, Arc<Decoded>>,
+    /// Text held by `current`.
+    current_bytes: usize,
     previous: HashMap<u64, Arc<Decoded>>,
 }
 
@@ -42,7 +47,19 @@ pub struct RecentNodes {
     hasher: foldhash::fast::RandomState,
 }
 
-static RECENT: std::sync::LazyLock<RecentNodes> = std::sync::LazyLock::new(RecentNodes::new);
+/// When the current generation is full.
+#[derive(Clone, Copy)]
+struct Limits {
+    entries: usize,
+    bytes: usize,
+}
+
+static RECENT: std::sync::LazyLock<RecentNodes> = std::sync::LazyLock::new(|| {
+    RecentNodes::new(Limits {
+        entries: GENERATION,
+        bytes: GENERATION_BYTES,
+    })
+});
 
 /// The Node in `texts`, each decoded by serde_json or taken from a recent
 /// request that sent exactly that text. The first error (in order) is
@@ -52,9 +69,14 @@ pub fn decode(texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Erro
 }
 
 impl RecentNodes {
-    fn new() -> Self {
+    fn new(limits: Limits) -> Self {
         Self {
-            generations: Mutex::new(Generations::default()),
+            generations: Mutex::new(Generations {
+                limits,
+                current: HashMap::default(),
+                current_bytes: 0,
+                previous: HashMap::default(),
+            }),
             hasher: foldhash::fast::RandomState::default(),
         }
     }
@@ -110,16 +132,25 @@ impl Generations {
     }
 
     fn insert(&mut self, hash: u64, entry: Arc<Decoded>) {
-        if self.current.len() >= GENERATION {
+        if self.current.len() >= self.limits.entries || self.current_bytes >= self.limits.bytes {
             self.previous = std::mem::take(&mut self.current);
+            self.current_bytes = 0;
         }
-        self.current.insert(hash, entry);
+        self.current_bytes += entry.text.len();
+        if let Some(replaced) = self.current.insert(hash, entry) {
+            self.current_bytes -= replaced.text.len();
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SMALL: Limits = Limits {
+        entries: 100,
+        bytes: 20_000,
+    };
 
     fn node(name: &str, zone: &str) -> String {
         format!(
@@ -129,7 +160,7 @@ mod tests {
 
     #[test]
     fn the_same_text_gets_the_same_decoding_and_another_text_its_own() {
-        let recent = RecentNodes::new();
+        let recent = RecentNodes::new(SMALL);
         let (a, b) = (node("a", "z1"), node("b", "z1"));
         let first = recent.decode(&[&a, &b]).unwrap();
         let again = recent.decode(&[&b, &a]).unwrap();
@@ -146,7 +177,7 @@ mod tests {
 
     #[test]
     fn a_text_that_collides_is_decoded_not_taken() {
-        let recent = RecentNodes::new();
+        let recent = RecentNodes::new(SMALL);
         let (a, b) = (node("a", "z1"), node("b", "z1"));
         let kept = recent.decode(&[&a]).unwrap();
         // Plant a's decoding under b's hash, as a hash collision would.
@@ -160,7 +191,7 @@ mod tests {
 
     #[test]
     fn errors_name_their_item_and_are_not_kept() {
-        let recent = RecentNodes::new();
+        let recent = RecentNodes::new(SMALL);
         let good = node("a", "z1");
         let bad = r#"{"metadata":{"name":7}}"#;
         let (at, e) = recent.decode(&[&good, bad]).unwrap_err();
@@ -175,16 +206,34 @@ mod tests {
 
     #[test]
     fn two_generations_bound_what_is_kept() {
-        let recent = RecentNodes::new();
-        let texts: Vec<String> = (0..GENERATION * 2 + 10)
+        let recent = RecentNodes::new(SMALL);
+        let texts: Vec<String> = (0..SMALL.entries * 2 + 10)
             .map(|i| node(&format!("n{i}"), "z"))
             .collect();
-        for chunk in texts.chunks(1_000) {
+        for chunk in texts.chunks(30) {
             let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
             recent.decode(&refs).unwrap();
         }
         let generations = recent.lock();
-        assert!(generations.current.len() <= GENERATION);
-        assert!(generations.previous.len() <= GENERATION);
+        assert!(generations.current.len() <= SMALL.entries);
+        assert!(generations.previous.len() <= SMALL.entries);
+        assert!(generations.current.len() + generations.previous.len() < texts.len());
+    }
+
+    #[test]
+    fn large_texts_start_a_new_generation_sooner() {
+        let recent = RecentNodes::new(SMALL);
+        let big = "x".repeat(1_000);
+        let texts: Vec<String> = (0..SMALL.bytes / 1_000 * 2 + 5)
+            .map(|i| format!(r#"{{"metadata":{{"name":"n{i}","annotations":{{"a":"{big}"}}}}}}"#))
+            .collect();
+        for text in &texts {
+            recent.decode(&[text]).unwrap();
+        }
+        let generations = recent.lock();
+        let held: usize = generations.current.values().map(|d| d.text.len()).sum();
+        assert_eq!(held, generations.current_bytes);
+        assert!(held <= SMALL.bytes + texts[0].len());
+        assert!(generations.current.len() + generations.previous.len() < texts.len());
     }
 }

@@ -56,7 +56,9 @@ impl Spares {
             at.map(|i| list.swap_remove(i))
         };
         let mut buffer = largest.unwrap_or_default();
-        buffer.reserve_exact(len);
+        // A declared length is a promise, not bytes: reserve no more than a
+        // buffer worth keeping, and let a larger body grow it.
+        buffer.reserve_exact(len.min(KEPT_MAX));
         buffer
     }
 
