@@ -30,6 +30,7 @@ use super::admission_types::{
     ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
     Review, ReviewEnvelope, Status,
 };
+use super::pod_review_scan;
 use crate::model::PriorityClass;
 use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
 use crate::policy::priority_class;
@@ -117,7 +118,10 @@ impl Decision {
 
 /// Decode, decide and encode one pod review (the mutating webhook).
 pub fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-    match decode_in_one_pass::<Decoded<PodPriorityFields>>(body) {
+    let plain = std::str::from_utf8(body)
+        .ok()
+        .and_then(pod_review_scan::pod_request);
+    match plain.or_else(|| decode_in_one_pass::<Decoded<PodPriorityFields>>(body)) {
         Some(request) => finish_pod(state, request),
         None => finish_pod(state, decode_request_in_steps(body)?),
     }
@@ -202,7 +206,7 @@ fn log_decision<O>(webhook: &str, request: &AdmissionRequest<'_, O>, decision: &
 /// A well-formed v1 review's request, read in one pass; `None` for any
 /// body that pass refuses, which [`decode_request_in_steps`] reads again
 /// to say what is wrong.
-fn decode_in_one_pass<'a, O: serde::Deserialize<'a> + Default>(
+pub(super) fn decode_in_one_pass<'a, O: serde::Deserialize<'a> + Default>(
     body: &'a [u8],
 ) -> Option<AdmissionRequest<'a, O>> {
     // Checked once here, the text's strings need no check of their own.

@@ -13,9 +13,11 @@ pub mod extender_types;
 mod filter_json;
 mod in_flight;
 mod json_extent;
+mod pod_review_scan;
 pub mod preempt;
 pub mod preempt_named;
 pub mod scale_in;
+mod strict_json;
 mod valid_json;
 
 use axum::Router;
