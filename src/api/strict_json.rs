@@ -34,6 +34,22 @@ fn string_stops(word: u64) -> u64 {
     bytes_equal(word, b'"') | bytes_equal(word, b'\\') | control
 }
 
+/// Whether `text` written between quotes is already its JSON string:
+/// no `"`, `\` or control byte (serde_json escapes nothing else).
+pub fn needs_no_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    let plain_words = words.by_ref().all(|word| {
+        word.try_into()
+            .is_ok_and(|w| string_stops(u64::from_le_bytes(w)) == 0)
+    });
+    plain_words
+        && words
+            .remainder()
+            .iter()
+            .all(|&b| b != b'"' && b != b'\\' && b >= 0x20)
+}
+
 /// A position in JSON text, always before a value or a separator.
 pub struct Cursor<'a> {
     text: &'a str,

@@ -31,6 +31,21 @@ fn the_word_tests_find_the_first_stop_at_every_offset() {
 }
 
 #[test]
+fn text_needs_no_escape_only_when_serde_writes_it_as_is() {
+    for len in 0..20 {
+        let plain: String = "aé~\u{7f}/".chars().cycle().take(len).collect();
+        let as_is = format!("\"{plain}\"");
+        assert!(needs_no_escape(&plain), "{plain:?}");
+        assert_eq!(serde_json::to_string(&plain).unwrap(), as_is);
+        for odd in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+            let text = format!("{plain}{odd}{plain}");
+            assert!(!needs_no_escape(&text), "{text:?}");
+            assert_ne!(serde_json::to_string(&text).unwrap(), format!("\"{text}\""));
+        }
+    }
+}
+
+#[test]
 fn strings_of_every_length_end_at_their_quote() {
     for len in 0..40 {
         let inner: String = "é-x".chars().cycle().take(len).collect();
