@@ -85,19 +85,18 @@ impl<'a> Cursor<'a> {
         let bytes = self.bytes;
         let mut at = self.at;
         loop {
+            while let Some(word) = bytes.get(at..).and_then(<[u8]>::first_chunk) {
+                let other = u64::from_le_bytes(*word) ^ (ONES * u64::from(b' '));
+                // Spaces before the first other byte; a word of them is 8
+                // (`trailing_zeros` of 0 is 64).
+                let spaces = other.trailing_zeros() as usize / 8;
+                at += spaces;
+                if spaces < 8 {
+                    break;
+                }
+            }
             match *bytes.get(at)? {
-                b' ' => match bytes.get(at..).and_then(<[u8]>::first_chunk) {
-                    Some(word) => {
-                        let other = u64::from_le_bytes(*word) ^ (ONES * u64::from(b' '));
-                        at += if other == 0 {
-                            8
-                        } else {
-                            other.trailing_zeros() as usize / 8
-                        };
-                    }
-                    None => at += 1,
-                },
-                b'\n' | b'\t' | b'\r' => at += 1,
+                b' ' | b'\n' | b'\t' | b'\r' => at += 1,
                 b => {
                     self.at = at;
                     return Some(b);
