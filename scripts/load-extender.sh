@@ -12,8 +12,9 @@
 # except in the `filter+prioritize` row, which sends kube-scheduler's pair
 # for each pod (filter, then prioritize of the same pod) and reports the
 # mean time per pod. Admission and healthz are also driven over 8
-# connections for throughput. The request bodies are those of issue 14
-# (scripts/filter_body.py).
+# connections for throughput, the review both pretty-printed (the example
+# file) and compact (as kube-apiserver sends it). The request bodies are
+# those of issue 14 (scripts/filter_body.py).
 #
 # Environment: BIN (default: build target/release/kube-arbiter), PORT
 # (18444), ROWS (space-separated subset of the rows below).
@@ -113,6 +114,10 @@ run preempt 1 /scheduler/preempt "$t/load-preempt-body.json.tmpl"
 run filter-nodes 1 /scheduler/filter "$t/load-filter-nodes-body.json.tmpl"
 run healthz-8 8 /healthz
 run admission-8 8 /admission/priority examples/requests/admit-create-default-class.json
+# The same review compact, as kube-apiserver sends it.
+python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",", ":")), end="")' \
+    examples/requests/admit-create-default-class.json > "$out/admit-compact.json"
+run admission-8-compact 8 /admission/priority "$out/admit-compact.json"
 
 python3 - "$out" <<'PY'
 import os, re, sys
@@ -130,7 +135,8 @@ def parse(name):
             float(rps.group(1)) if rps else None)
 
 rows = {name: parse(name) for name in ["healthz", "filter-500", "prioritize-500",
-        "filter+prioritize", "filter-all", "preempt", "filter-nodes", "healthz-8", "admission-8"]}
+        "filter+prioritize", "filter-all", "preempt", "filter-nodes", "healthz-8", "admission-8",
+        "admission-8-compact"]}
 floor = rows["healthz"]
 print("\n| request | p50 | × healthz p50 |")
 print("|---|---|---|")
@@ -144,8 +150,10 @@ pair = rows["filter+prioritize"]
 if pair and floor:
     per_pod = 2000.0 / pair[1]
     print(f"| filter+prioritize, mean per pod | {per_pod:.3f} ms | {per_pod / floor[0]:.1f}× |")
-h8, a8 = rows["healthz-8"], rows["admission-8"]
-if h8 and a8:
-    print(f"\nthroughput, 8 connections: admission {a8[1]:.0f}/s, healthz {h8[1]:.0f}/s, "
-          f"ratio {a8[1] / h8[1]:.2f}×")
+h8 = rows["healthz-8"]
+for name, body in [("admission-8", "pretty-printed"), ("admission-8-compact", "compact")]:
+    a8 = rows[name]
+    if h8 and a8:
+        print(f"throughput, 8 connections: admission ({body}) {a8[1]:.0f}/s, "
+              f"healthz {h8[1]:.0f}/s, ratio {a8[1] / h8[1]:.2f}×")
 PY

@@ -30,6 +30,7 @@ use super::admission_types::{
     ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
     Review, ReviewEnvelope, Status,
 };
+use super::{pod_review_scan, strict_json};
 use crate::model::PriorityClass;
 use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
 use crate::policy::priority_class;
@@ -117,7 +118,10 @@ impl Decision {
 
 /// Decode, decide and encode one pod review (the mutating webhook).
 pub fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-    match decode_in_one_pass::<Decoded<PodPriorityFields>>(body) {
+    let plain = std::str::from_utf8(body)
+        .ok()
+        .and_then(pod_review_scan::pod_request);
+    match plain.or_else(|| decode_in_one_pass::<Decoded<PodPriorityFields>>(body)) {
         Some(request) => finish_pod(state, request),
         None => finish_pod(state, decode_request_in_steps(body)?),
     }
@@ -202,7 +206,7 @@ fn log_decision<O>(webhook: &str, request: &AdmissionRequest<'_, O>, decision: &
 /// A well-formed v1 review's request, read in one pass; `None` for any
 /// body that pass refuses, which [`decode_request_in_steps`] reads again
 /// to say what is wrong.
-fn decode_in_one_pass<'a, O: serde::Deserialize<'a> + Default>(
+pub(super) fn decode_in_one_pass<'a, O: serde::Deserialize<'a> + Default>(
     body: &'a [u8],
 ) -> Option<AdmissionRequest<'a, O>> {
     // Checked once here, the text's strings need no check of their own.
@@ -258,7 +262,7 @@ fn encode(uid: &str, verdict: Verdict) -> Result<Vec<u8>, ApiError> {
     out.extend_from_slice(
         br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"#,
     );
-    write_json(&mut out, uid)?;
+    write_str(&mut out, uid)?;
     match verdict {
         Verdict::Ignored | Verdict::Allowed => out.extend_from_slice(br#","allowed":true"#),
         Verdict::Patched(ops) => {
@@ -292,15 +296,31 @@ fn patch_json(ops: &[PatchOp]) -> Result<Vec<u8>, ApiError> {
             out.push(b',');
         }
         out.extend_from_slice(br#"{"op":"#);
-        write_json(&mut out, op.op)?;
+        write_str(&mut out, op.op)?;
         out.extend_from_slice(br#","path":"#);
-        write_json(&mut out, op.path)?;
+        write_str(&mut out, op.path)?;
         out.extend_from_slice(br#","value":"#);
-        write_json(&mut out, &op.value)?;
+        match &op.value {
+            Value::String(text) => write_str(&mut out, text)?,
+            other => write_json(&mut out, other)?,
+        }
         out.push(b'}');
     }
     out.push(b']');
     Ok(out)
+}
+
+/// A JSON string: as is between quotes when nothing in it needs escaping
+/// (uids, class names, the patch's op names and paths), else by serde.
+fn write_str(out: &mut Vec<u8>, text: &str) -> Result<(), ApiError> {
+    if strict_json::needs_no_escape(text) {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+        Ok(())
+    } else {
+        write_json(out, text)
+    }
 }
 
 fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ApiError> {

@@ -739,7 +739,7 @@ fn the_hand_written_patch_is_what_serde_writes() {
             op(
                 "replace",
                 "/spec/priorityClassName",
-                json!("high \"quoted\" é"),
+                json!("high \"quoted\" é\ttab"),
             ),
             op("add", "/spec/priority", json!(1_000_000)),
             op("add", "/spec/preemptionPolicy", json!("Never")),

@@ -1,5 +1,5 @@
-//! Per-request plumbing around every handler: metrics, time limit, body
-//! limit, JSON for every error, panics turned into 500s.
+//! Per-request plumbing around every handler: metrics, time limit, JSON
+//! for every error, panics turned into 500s.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -76,31 +76,6 @@ pub fn log_failure(failure: ServerErrorsFailureClass, latency: Duration, _span: 
             tracing::debug!(latency_ms, "answered 503")
         }
         other => tracing::error!(classification = %other, latency_ms, "response failed"),
-    }
-}
-
-/// Refuse a body whose declared length is over `limit` before reading any
-/// of it. Bodies without a length are cut by `DefaultBodyLimit` as they are
-/// read.
-pub async fn refuse_declared_oversize(
-    State(limit): State<usize>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    match declared {
-        Some(length) if length > limit as u64 => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "request body is {length} bytes, over the limit of {limit} bytes for this endpoint"
-            ),
-        )
-        .into_response(),
-        _ => next.run(req).await,
     }
 }
 

@@ -12,9 +12,9 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+use super::declared_length::RefuseDeclaredOversizeLayer;
 use super::middleware::{
-    errors_as_json, log_failure, panic_response, record_request, refuse_declared_oversize,
-    request_span, time_limit,
+    errors_as_json, log_failure, panic_response, record_request, request_span, time_limit,
 };
 use super::{ApiError, AppState, probes};
 use crate::api;
@@ -76,7 +76,7 @@ pub fn probes_only(state: AppState) -> Router {
 fn with_body_limit(routes: Router<AppState>, limit: usize) -> Router<AppState> {
     routes
         .layer(DefaultBodyLimit::max(limit))
-        .layer(from_fn_with_state(limit, refuse_declared_oversize))
+        .layer(RefuseDeclaredOversizeLayer::new(limit))
 }
 
 async fn no_route(method: Method, uri: Uri) -> ApiError {
