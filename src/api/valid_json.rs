@@ -117,7 +117,9 @@ impl<'a> Walk<'a> {
 /// text between the quotes is the string); `None` for anything else.
 pub fn plain_string(value: &str) -> Option<&str> {
     let inner = value.strip_prefix('"')?.strip_suffix('"')?;
-    (!inner.contains(['\\', '"'])).then_some(inner)
+    memchr::memchr2(b'\\', b'"', inner.as_bytes())
+        .is_none()
+        .then_some(inner)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! importance, a fifth of its work, for an order that changes only when
 //! the node's pods do.
 
+use std::hash::BuildHasher;
 use std::ops::{Deref, Range};
 use std::sync::Arc;
 
@@ -34,6 +35,8 @@ struct Parts {
     requested: Requests,
     /// Each pod's UID as a JSON string (quoted, escaped), one after another.
     uids_json: Vec<u8>,
+    /// Each pod's [`uid_hash`], in the order of the pods.
+    uid_hashes: Vec<u32>,
     /// Positions, most important first ([`pod_importance`], a pod not started
     /// yet after every started one of its priority), equal pods in list
     /// order.
@@ -73,7 +76,7 @@ impl NodePods {
         let mut parts = Parts::with_capacity(old.pods.len() + added.len());
         for (i, pod) in old.pods.iter().enumerate() {
             if !gone(pod) {
-                parts.push_known(pod, &old.summaries[i], self.uid_json(i));
+                parts.push_known(pod, &old.summaries[i], self.uid_json(i), old.uid_hashes[i]);
             }
         }
         for pod in added {
@@ -105,6 +108,21 @@ impl NodePods {
         self.0.summaries[position].uid_json.len() > 2
     }
 
+    /// Whether one of the pods has the UID `uid`, as the cluster's UID
+    /// index would say (which holds no empty UID): the pods' UID hashes
+    /// first, then the JSON text of a match, which only a `uid` that JSON
+    /// writes as is (no quote, backslash or control character) can equal.
+    pub fn has_pod_with_uid(&self, uid: &str) -> bool {
+        let hash = uid_hash(uid);
+        let same = |i: usize| {
+            let json = self.uid_json(i);
+            json.len() == uid.len() + 2 && &json[1..json.len() - 1] == uid.as_bytes()
+        };
+        let plain = || !uid.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
+        !uid.is_empty()
+            && (self.0.uid_hashes.iter().enumerate()).any(|(i, h)| *h == hash && same(i) && plain())
+    }
+
     /// The positions of the pods in upstream's `MoreImportantPod` order
     /// (higher priority first, then the earlier start), equal pods in list
     /// order, when a pod without a start time counts as starting at `now`
@@ -116,6 +134,12 @@ impl NodePods {
         let now_is_last = !parts.unstarted || parts.latest_start.is_none_or(|t| t < now);
         now_is_last.then_some(&parts.by_importance[..])
     }
+}
+
+/// A pod UID's hash, to find a UID among a node's pods without comparing
+/// each one.
+fn uid_hash(uid: &str) -> u32 {
+    foldhash::fast::FixedState::with_seed(0x7569_6473).hash_one(uid) as u32
 }
 
 /// `MoreImportantPod` as one number, smallest first: the reversed priority,
@@ -145,6 +169,7 @@ impl Parts {
             summaries: Vec::with_capacity(pods),
             requested: Requests::default(),
             uids_json: Vec::with_capacity(pods * 40),
+            uid_hashes: Vec::with_capacity(pods),
             by_importance: Vec::new(),
             unstarted: false,
             latest_start: None,
@@ -178,11 +203,13 @@ impl Parts {
         };
         self.requested.add(&summary.requests);
         self.summaries.push(summary);
+        self.uid_hashes.push(uid_hash(&pod.metadata.uid));
         self.pods.push(pod);
     }
 
-    fn push_known(&mut self, pod: &Arc<Pod>, summary: &PodSummary, uid_json: &[u8]) {
+    fn push_known(&mut self, pod: &Arc<Pod>, summary: &PodSummary, uid_json: &[u8], hash: u32) {
         let start = self.uids_json.len() as u32;
+        self.uid_hashes.push(hash);
         self.uids_json.extend_from_slice(uid_json);
         self.requested.add(&summary.requests);
         self.summaries.push(PodSummary {
