@@ -17,7 +17,7 @@ use crate::model::Pod;
 /// call per node, as upstream).
 pub fn violations(budgets: &PdbIndex, pods: &[(&Pod, &[u32])]) -> Vec<bool> {
     // (position, disruptions left); a node's victims touch only a few.
-    let mut left: Vec<(u32, i32)> = Vec::new();
+    let mut left: Vec<(u32, i32)> = Vec::with_capacity(pods.len());
     pods.iter()
         .map(|&(pod, selecting)| {
             let mut violating = false;

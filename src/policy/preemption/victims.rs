@@ -146,7 +146,10 @@ fn reprieve<F: NodeFilters>(
     potential: &[Victim],
     violating: &[bool],
 ) -> Victims {
-    let mut victims = Victims::default();
+    let mut victims = Victims {
+        pods: Vec::with_capacity(potential.len()),
+        num_pdb_violations: 0,
+    };
     for breaks_pdb in [true, false] {
         for (i, v) in potential.iter().enumerate() {
             if violating[i] != breaks_pdb {
@@ -171,7 +174,7 @@ fn reprieve<F: NodeFilters>(
 /// One node while its pods are taken away and given back.
 struct NodeState<'s, F: NodeFilters> {
     /// With the nominated pods counted.
-    resources: NodeResources,
+    resources: NodeResources<'s>,
     /// With the nominated pods added while the node is worked on.
     filters: &'s mut F,
     /// `filters.counts_pods()`: when false, taking pods away and giving
