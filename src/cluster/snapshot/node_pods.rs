@@ -110,17 +110,19 @@ impl NodePods {
 
     /// Whether one of the pods has the UID `uid`, as the cluster's UID
     /// index would say (which holds no empty UID): the pods' UID hashes
-    /// first, then the JSON text of a match, which only a `uid` that JSON
-    /// writes as is (no quote, backslash or control character) can equal.
+    /// first, then the JSON text of a match, which equals `uid` only when
+    /// JSON writes it as is (no quote, backslash or control character).
     pub fn has_pod_with_uid(&self, uid: &str) -> bool {
         let hash = uid_hash(uid);
+        // Between the quotes, without the backslash of an escape: the UID.
         let same = |i: usize| {
-            let json = self.uid_json(i);
-            json.len() == uid.len() + 2 && &json[1..json.len() - 1] == uid.as_bytes()
+            let inner = &self.uid_json(i)[1..];
+            inner.len() == uid.len() + 1
+                && &inner[..uid.len()] == uid.as_bytes()
+                && memchr::memchr(b'\\', inner).is_none()
         };
-        let plain = || !uid.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
         !uid.is_empty()
-            && (self.0.uid_hashes.iter().enumerate()).any(|(i, h)| *h == hash && same(i) && plain())
+            && (self.0.uid_hashes.iter().enumerate()).any(|(i, h)| *h == hash && same(i))
     }
 
     /// The positions of the pods in upstream's `MoreImportantPod` order
