@@ -94,7 +94,11 @@ fn walked_uids<'a>(walk: &mut valid_json::Walk<'a>, meta: bool) -> Option<Vec<Co
         uids.clear();
         walk.array(|walk| {
             let uid = if meta {
-                last_member(walk, "UID")?
+                // Most MetaPods come as Go writes them: no walk needed.
+                match walk.only_string_member("UID") {
+                    Some(uid) => Some(uid),
+                    None => last_member(walk, "UID")?,
+                }
             } else {
                 let mut uid = None;
                 walk.object(|walk, key| {
@@ -308,6 +312,24 @@ mod tests {
                 (0..9u8).prop_map(|k| format!(
                     r#"{{"Pods": [{{"UID": "u-{k}"}}, {{"metadata": {{"uid": "m-{k}"}}}}]}}"#
                 )),
+                // As Go writes MetaVictims, and near misses of that shape.
+                (
+                    0..9u8,
+                    prop::sample::select(vec![
+                        r#"{"UID":"u-@"}"#,
+                        r#"{"UID":"u\"@"}"#,
+                        r#"{"UID":7}"#,
+                        r#"{"UID":"@","uid":"x"}"#,
+                        r#"{"UID":"@" }"#,
+                        r#"{"Uid":"@"}"#,
+                        r#" {"UID":"@"}"#,
+                        r#"{"UID":""}"#,
+                    ])
+                )
+                    .prop_map(|(k, pod)| format!(
+                        r#"{{"Pods":[{0},{0}],"NumPDBViolations":0}}"#,
+                        pod.replace('@', &k.to_string())
+                    )),
             ]
         }
 
