@@ -46,11 +46,13 @@ impl<'a> NodeResources<'a> {
         }
     }
 
+    #[inline]
     pub fn add_pod(&mut self, requests: &Requests) {
         self.requested.add(requests);
         self.pods += 1;
     }
 
+    #[inline]
     pub fn remove_pod(&mut self, requests: &Requests) {
         self.requested.subtract(requests);
         self.pods -= 1;
@@ -58,8 +60,11 @@ impl<'a> NodeResources<'a> {
 
     /// Whether `request` fits, without saying why not: the cheap question
     /// victim selection asks for every pod it tries to give back.
+    /// Inlined (with [`Self::add_pod`] and [`Self::remove_pod`]) into that
+    /// loop, another module's.
     /// Asked field by field: [`Self::shortfalls`]' iterator chain cost
     /// several times as much.
+    #[inline]
     pub fn has_room(&self, request: &Requests) -> bool {
         let (used, capacity) = (&self.requested, &self.allocatable);
         self.pods < self.allowed_pods
