@@ -18,7 +18,7 @@ use jiff::Timestamp;
 
 use super::any_case::AnyCase;
 use super::preempt_named::{Unknown, named_nodes};
-use super::{json_bytes, on_snapshot};
+use super::{json_bytes, on_snapshot_sized};
 use crate::cluster::Snapshot;
 use crate::config::{Config, PreemptionAnswer};
 use crate::log_every::LogEvery;
@@ -79,7 +79,7 @@ impl PreemptResult<'_> {
 
 async fn handle(State(state): State<AppState>, body: Bytes) -> Response {
     let metrics = state.metrics.clone();
-    on_snapshot(&state, move |snapshot, config| {
+    on_snapshot_sized(&state, body.len(), move |snapshot, config| {
         let result = answer(snapshot, config, &body, Timestamp::now())?;
         report_unknown(&metrics, &result.unknown);
         Ok(json_bytes(result.to_json()))

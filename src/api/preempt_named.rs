@@ -14,13 +14,14 @@ use super::any_case::{AnyCase, field_of};
 use super::valid_json;
 use crate::cluster::Snapshot;
 
-/// Candidate node → the UIDs of the victims the request gives for it.
-pub type NamedNodes = BTreeMap<String, Vec<String>>;
+/// Candidate node → the UIDs of the victims the request gives for it,
+/// borrowed from the body unless they had to be unescaped.
+pub type NamedNodes<'a> = BTreeMap<Cow<'a, str>, Vec<Cow<'a, str>>>;
 
 /// The candidate nodes of both maps with their victims' UIDs. A map that
 /// is not an object is a bad request; victims in an unexpected shape only
 /// go unchecked (their content never changes the answer).
-pub fn named_nodes(args: &AnyCase<'_>) -> Result<NamedNodes, String> {
+pub fn named_nodes<'a>(args: &AnyCase<'a>) -> Result<NamedNodes<'a>, String> {
     let mut nodes = NamedNodes::new();
     for (field, meta) in [
         ("NodeNameToVictims", false),
@@ -34,7 +35,7 @@ pub fn named_nodes(args: &AnyCase<'_>) -> Result<NamedNodes, String> {
             None => decoded_map(map, meta).map_err(|e| format!("field {field}: {e}"))?,
         };
         for (node, uids) in map {
-            nodes.entry(node.into_owned()).or_default().extend(uids);
+            nodes.entry(node).or_default().extend(uids);
         }
     }
     Ok(nodes)
@@ -42,7 +43,7 @@ pub fn named_nodes(args: &AnyCase<'_>) -> Result<NamedNodes, String> {
 
 /// Node name → the UIDs of its victims (a name given twice keeps its last
 /// value).
-type NodeUids<'a> = HashMap<Cow<'a, str>, Vec<String>>;
+type NodeUids<'a> = HashMap<Cow<'a, str>, Vec<Cow<'a, str>>>;
 
 /// A request names thousands of victims, and decoding each one again with
 /// serde (the map, each victims object, the pod list, each pod, its UID)
@@ -60,7 +61,7 @@ fn walked_map(map: &str, meta: bool) -> Option<NodeUids<'_>> {
             Some(uids) => uids,
             None => {
                 walk.back_to(start);
-                decoded_uids(walk.value()?, meta)
+                owned(decoded_uids(walk.value()?, meta))
             }
         };
         nodes.insert(Cow::Borrowed(node), uids);
@@ -73,13 +74,17 @@ fn decoded_map(map: &RawValue, meta: bool) -> serde_json::Result<NodeUids<'stati
     let decoded: HashMap<String, &RawValue> = serde_json::from_str(map.get())?;
     Ok(decoded
         .into_iter()
-        .map(|(node, victims)| (Cow::Owned(node), decoded_uids(victims.get(), meta)))
+        .map(|(node, victims)| (Cow::Owned(node), owned(decoded_uids(victims.get(), meta))))
         .collect())
+}
+
+fn owned(uids: Vec<String>) -> Vec<Cow<'static, str>> {
+    uids.into_iter().map(Cow::Owned).collect()
 }
 
 /// `{"Pods": [...], "NumPDBViolations": n}` → the pods' UIDs, walked;
 /// `None` for anything the walk leaves to serde.
-fn walked_uids(walk: &mut valid_json::Walk<'_>, meta: bool) -> Option<Vec<String>> {
+fn walked_uids<'a>(walk: &mut valid_json::Walk<'a>, meta: bool) -> Option<Vec<Cow<'a, str>>> {
     let mut uids = Vec::new();
     walk.object(|walk, key| {
         if !key.eq_ignore_ascii_case("Pods") {
@@ -89,7 +94,11 @@ fn walked_uids(walk: &mut valid_json::Walk<'_>, meta: bool) -> Option<Vec<String
         uids.clear();
         walk.array(|walk| {
             let uid = if meta {
-                last_member(walk, "UID")?
+                // Most MetaPods come as Go writes them: no walk needed.
+                match walk.only_string_member("UID") {
+                    Some(uid) => Some(uid),
+                    None => last_member(walk, "UID")?,
+                }
             } else {
                 let mut uid = None;
                 walk.object(|walk, key| {
@@ -105,7 +114,7 @@ fn walked_uids(walk: &mut valid_json::Walk<'_>, meta: bool) -> Option<Vec<String
             match uid {
                 Some(uid) if uid.starts_with('"') => match valid_json::plain_string(uid)? {
                     "" => {}
-                    uid => uids.push(uid.to_string()),
+                    uid => uids.push(Cow::Borrowed(uid)),
                 },
                 // Not a string: not a UID, as serde reads it.
                 _ => {}
@@ -162,17 +171,21 @@ pub struct Unknown {
 }
 
 impl Unknown {
+    /// A victim is looked for among its node's pods first, where
+    /// kube-scheduler saw it: their UIDs lie side by side, while the
+    /// cluster-wide index costs a few cache misses per UID.
     pub fn find(snapshot: &Snapshot, named: &NamedNodes) -> Self {
         let mut unknown = Self::default();
         for (node, uids) in named {
-            if snapshot.node_idx(node).is_none() {
-                unknown.nodes.push(node.clone());
+            let Some(idx) = snapshot.node_idx(node) else {
+                unknown.nodes.push(node.to_string());
                 continue;
-            }
+            };
+            let pods = &snapshot.nodes()[idx as usize].pods;
             unknown.victims.extend(
                 uids.iter()
-                    .filter(|uid| snapshot.pod_by_uid(uid).is_none())
-                    .cloned(),
+                    .filter(|uid| !pods.has_pod_with_uid(uid) && snapshot.pod_by_uid(uid).is_none())
+                    .map(|uid| uid.to_string()),
             );
         }
         unknown
@@ -189,8 +202,19 @@ mod tests {
     use crate::cluster::ClusterObjects;
     use crate::policy::preemption::testing::{node, pod};
 
-    fn named(body: &str) -> Result<NamedNodes, String> {
+    fn named(body: &str) -> Result<NamedNodes<'_>, String> {
         named_nodes(&AnyCase::parse(body.as_bytes()).unwrap())
+    }
+
+    /// Named nodes from owned parts.
+    fn nodes(entries: &[(&str, &[&str])]) -> NamedNodes<'static> {
+        entries
+            .iter()
+            .map(|(node, uids)| {
+                let uids = uids.iter().map(|u| Cow::Owned(u.to_string())).collect();
+                (Cow::Owned(node.to_string()), uids)
+            })
+            .collect()
     }
 
     #[test]
@@ -201,13 +225,7 @@ mod tests {
                                           "n3": null}}"#,
         )
         .unwrap();
-        let want: NamedNodes = [
-            ("n1".to_string(), vec!["a".to_string()]),
-            ("n2".to_string(), vec!["b".to_string()]),
-            ("n3".to_string(), vec![]),
-        ]
-        .into();
-        assert_eq!(got, want);
+        assert_eq!(got, nodes(&[("n1", &["a"]), ("n2", &["b"]), ("n3", &[])]));
     }
 
     #[test]
@@ -294,6 +312,24 @@ mod tests {
                 (0..9u8).prop_map(|k| format!(
                     r#"{{"Pods": [{{"UID": "u-{k}"}}, {{"metadata": {{"uid": "m-{k}"}}}}]}}"#
                 )),
+                // As Go writes MetaVictims, and near misses of that shape.
+                (
+                    0..9u8,
+                    prop::sample::select(vec![
+                        r#"{"UID":"u-@"}"#,
+                        r#"{"UID":"u\"@"}"#,
+                        r#"{"UID":7}"#,
+                        r#"{"UID":"@","uid":"x"}"#,
+                        r#"{"UID":"@" }"#,
+                        r#"{"Uid":"@"}"#,
+                        r#" {"UID":"@"}"#,
+                        r#"{"UID":""}"#,
+                    ])
+                )
+                    .prop_map(|(k, pod)| format!(
+                        r#"{{"Pods":[{0},{0}],"NumPDBViolations":0}}"#,
+                        pod.replace('@', &k.to_string())
+                    )),
             ]
         }
 
@@ -312,7 +348,7 @@ mod tests {
         }
 
         /// What the maps read as when every part is decoded by serde.
-        fn decoded(args: &AnyCase<'_>) -> Result<NamedNodes, String> {
+        fn decoded<'a>(args: &AnyCase<'a>) -> Result<NamedNodes<'a>, String> {
             let mut nodes = NamedNodes::new();
             for (field, meta) in [
                 ("NodeNameToVictims", false),
@@ -321,9 +357,9 @@ mod tests {
                 let map: Option<HashMap<String, &RawValue>> = args.get_borrowed(field)?;
                 for (node, victims) in map.into_iter().flatten() {
                     nodes
-                        .entry(node)
+                        .entry(Cow::Owned(node))
                         .or_default()
-                        .extend(decoded_uids(victims.get(), meta));
+                        .extend(owned(decoded_uids(victims.get(), meta)));
                 }
             }
             Ok(nodes)
@@ -367,19 +403,61 @@ mod tests {
             pods: vec![pod("a", "n1", 0, 0, 0, None)],
             ..Default::default()
         });
-        let named: NamedNodes = [
-            (
-                "n1".to_string(),
-                vec!["uid-a".to_string(), "gone".to_string()],
-            ),
-            ("ghost".to_string(), vec!["uid-x".to_string()]),
-        ]
-        .into();
+        let named = nodes(&[("n1", &["uid-a", "gone"]), ("ghost", &["uid-x"])]);
         let unknown = Unknown::find(&s, &named);
         assert_eq!(unknown.nodes, ["ghost"]);
         assert_eq!(unknown.victims, ["gone"]);
         assert!(!unknown.is_empty());
-        let known: NamedNodes = [("n1".to_string(), vec!["uid-a".to_string()])].into();
-        assert!(Unknown::find(&s, &known).is_empty());
+        assert!(Unknown::find(&s, &nodes(&[("n1", &["uid-a"])])).is_empty());
+    }
+
+    /// Looking for victims among their node's pods first must find exactly
+    /// what the cluster-wide UID index finds, whatever the UIDs hold and
+    /// wherever the pods are (another node, no node).
+    mod unknown_as_by_index {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        const UIDS: [&str; 8] = ["a", "b\"", "c\\", "d\u{1}", "é", "", "b\\\"", "\"a\""];
+
+        proptest! {
+            #[test]
+            fn node_first_finds_what_the_index_finds(
+                placed in prop::collection::vec(
+                    (prop::sample::select(UIDS.to_vec()), prop::sample::select(vec!["n1", "n2", ""])),
+                    0..8),
+                asked in prop::collection::vec(
+                    (prop::sample::select(vec!["n1", "n2", "n9"]),
+                     prop::collection::vec(prop::sample::select(UIDS.to_vec()), 0..5)),
+                    0..4),
+            ) {
+                let pods = placed
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (uid, node))| {
+                        let mut p = pod(&format!("p{i}"), node, 0, 0, 0, None);
+                        p.metadata.uid = uid.to_string();
+                        p
+                    })
+                    .collect();
+                let s = Snapshot::build(ClusterObjects {
+                    nodes: vec![node("n1", 1, 1), node("n2", 1, 1)],
+                    pods,
+                    ..Default::default()
+                });
+                let asked: Vec<(&str, &[&str])> =
+                    asked.iter().map(|(n, u)| (*n, u.as_slice())).collect();
+                let named = nodes(&asked);
+                let by_index: Vec<String> = named
+                    .iter()
+                    .filter(|(n, _)| s.node_idx(n).is_some())
+                    .flat_map(|(_, uids)| uids)
+                    .filter(|u| s.pod_by_uid(u).is_none())
+                    .map(|u| u.to_string())
+                    .collect();
+                prop_assert_eq!(Unknown::find(&s, &named).victims, by_index);
+            }
+        }
     }
 }

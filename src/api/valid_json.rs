@@ -79,6 +79,28 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// When the next value is the object `{"<key>":"<string>"}` written
+    /// without spaces, as Go's encoder writes a struct of one string field:
+    /// the string's raw text (quotes included), the walk past the object.
+    /// `None`, the walk at that value, for anything else.
+    pub fn only_string_member(&mut self, key: &str) -> Option<&'a str> {
+        self.peek()?;
+        let bytes = self.bytes();
+        let key_at = self.at + 2;
+        let key_end = key_at + key.len();
+        let value_at = key_end + 2;
+        let head = bytes.get(self.at..key_at)? == b"{\""
+            && bytes.get(key_at..key_end)? == key.as_bytes()
+            && bytes.get(key_end..value_at)? == b"\":";
+        if !head || bytes.get(value_at) != Some(&b'"') {
+            return None;
+        }
+        let end = json_extent::string_end(bytes, value_at)?;
+        (bytes.get(end) == Some(&b'}')).then_some(())?;
+        self.at = end + 1;
+        self.text.get(value_at..end)
+    }
+
     /// Passes over the next value of any kind: its raw text.
     pub fn value(&mut self) -> Option<&'a str> {
         let start = self.at_value()?;
@@ -117,7 +139,9 @@ impl<'a> Walk<'a> {
 /// text between the quotes is the string); `None` for anything else.
 pub fn plain_string(value: &str) -> Option<&str> {
     let inner = value.strip_prefix('"')?.strip_suffix('"')?;
-    (!inner.contains(['\\', '"'])).then_some(inner)
+    memchr::memchr2(b'\\', b'"', inner.as_bytes())
+        .is_none()
+        .then_some(inner)
 }
 
 #[cfg(test)]

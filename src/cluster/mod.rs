@@ -17,7 +17,7 @@ pub use in_flight::{InFlight, Settled};
 pub use snapshot::{
     ByNode, Candidates, ClusterObjects, DomainId, KeyDomains, NameIndex, NodeIdx, NodeInfo,
     NodePods, NodeSet, NodeSets, ObjectCounts, Owners, PdbIndex, PodChange, PodPdbs, PodRef,
-    PodSummary, SharedObjects, Snapshot, TopologyIndex,
+    PodSummary, SharedObjects, Snapshot, TopologyIndex, pod_importance,
 };
 pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

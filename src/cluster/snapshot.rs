@@ -39,7 +39,7 @@ use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_c
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
 pub use self::name_index::NameIndex;
-pub use self::node_pods::{NodePods, PodSummary};
+pub use self::node_pods::{NodePods, PodSummary, pod_importance};
 pub use self::node_sets::{NodeSet, NodeSets};
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};

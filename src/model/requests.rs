@@ -53,6 +53,7 @@ impl Requests {
 
     /// Small enough to inline (victim selection adds and subtracts every
     /// pod of every candidate node); extended resources, rare, apart.
+    #[inline]
     pub fn add(&mut self, other: &Requests) {
         self.cpu = self.cpu.saturating_add(other.cpu);
         self.memory = self.memory.saturating_add(other.memory);
@@ -72,6 +73,7 @@ impl Requests {
     }
 
     /// See [`Self::add`].
+    #[inline]
     pub fn subtract(&mut self, other: &Requests) {
         self.cpu = self.cpu.saturating_sub(other.cpu);
         self.memory = self.memory.saturating_sub(other.memory);

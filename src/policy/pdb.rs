@@ -17,19 +17,18 @@ use crate::model::Pod;
 /// call per node, as upstream).
 pub fn violations(budgets: &PdbIndex, pods: &[(&Pod, &[u32])]) -> Vec<bool> {
     // (position, disruptions left); a node's victims touch only a few.
-    let mut left: Vec<(u32, i32)> = Vec::new();
+    let mut left: Vec<(u32, i32)> = Vec::with_capacity(pods.len());
     pods.iter()
         .map(|&(pod, selecting)| {
             let mut violating = false;
             for &position in selecting {
-                let pdb = budgets.pdb(position);
-                if pdb.status.disrupted_pods.contains_key(&pod.metadata.name) {
+                if budgets.counts_as_disrupted(position, &pod.metadata.name) {
                     continue;
                 }
                 let i = match left.iter().position(|(p, _)| *p == position) {
                     Some(i) => i,
                     None => {
-                        left.push((position, pdb.status.disruptions_allowed));
+                        left.push((position, budgets.disruptions_allowed(position)));
                         left.len() - 1
                     }
                 };

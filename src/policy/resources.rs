@@ -12,29 +12,47 @@ use super::{Failure, Verdict};
 
 /// A node's allocatable and what its pods already request.
 #[derive(Debug, Clone)]
-pub struct NodeResources {
+pub struct NodeResources<'a> {
+    /// Allocatable cpu, memory and ephemeral storage; extended resources
+    /// are read from `allocatable_list` when a request has any. Copying
+    /// them (hugepages on most nodes) took allocations for every node
+    /// preemption looks at.
     allocatable: Requests,
+    allocatable_list: &'a ResourceList,
     allowed_pods: i64,
     requested: Requests,
     pods: i64,
 }
 
-impl NodeResources {
+impl<'a> NodeResources<'a> {
     /// A node with `pods` pods that together request `requested`.
-    pub fn new(allocatable: &ResourceList, requested: &Requests, pods: usize) -> Self {
+    pub fn new(allocatable: &'a ResourceList, requested: &Requests, pods: usize) -> Self {
+        let (mut fixed, mut allowed_pods) = (Requests::default(), 0);
+        for (name, &amount) in allocatable {
+            match name.as_str() {
+                CPU => fixed.cpu = amount,
+                MEMORY => fixed.memory = amount,
+                EPHEMERAL_STORAGE => fixed.ephemeral_storage = amount,
+                PODS => allowed_pods = amount,
+                _ => {}
+            }
+        }
         Self {
-            allocatable: Requests::from_list(allocatable),
-            allowed_pods: allocatable.get(PODS).copied().unwrap_or(0),
+            allocatable: fixed,
+            allocatable_list: allocatable,
+            allowed_pods,
             requested: requested.clone(),
             pods: pods as i64,
         }
     }
 
+    #[inline]
     pub fn add_pod(&mut self, requests: &Requests) {
         self.requested.add(requests);
         self.pods += 1;
     }
 
+    #[inline]
     pub fn remove_pod(&mut self, requests: &Requests) {
         self.requested.subtract(requests);
         self.pods -= 1;
@@ -42,8 +60,11 @@ impl NodeResources {
 
     /// Whether `request` fits, without saying why not: the cheap question
     /// victim selection asks for every pod it tries to give back.
+    /// Inlined (with [`Self::add_pod`] and [`Self::remove_pod`]) into that
+    /// loop, another module's.
     /// Asked field by field: [`Self::shortfalls`]' iterator chain cost
     /// several times as much.
+    #[inline]
     pub fn has_room(&self, request: &Requests) -> bool {
         let (used, capacity) = (&self.requested, &self.allocatable);
         self.pods < self.allowed_pods
@@ -57,7 +78,12 @@ impl NodeResources {
             && request
                 .scalar
                 .iter()
-                .all(|(name, want)| !short(*want, used.scalar(name), capacity.scalar(name)))
+                .all(|(name, want)| !short(*want, used.scalar(name), self.scalar(name)))
+    }
+
+    /// Allocatable of the extended resource `name`.
+    fn scalar(&self, name: &str) -> i64 {
+        self.allocatable_list.get(name).copied().unwrap_or(0)
     }
 
     /// Every shortfall, in upstream's order (pods, cpu, memory,
@@ -113,7 +139,7 @@ impl NodeResources {
                 name.as_str(),
                 *amount,
                 self.requested.scalar(name),
-                self.allocatable.scalar(name),
+                self.scalar(name),
             )
         });
         fixed
@@ -144,15 +170,18 @@ mod tests {
     use crate::policy::Code;
     use serde_json::json;
 
-    fn node(alloc: serde_json::Value, used: &[serde_json::Value]) -> NodeResources {
-        let alloc = crate::model::quantity::resource_list(alloc).unwrap();
+    fn list(alloc: serde_json::Value) -> ResourceList {
+        crate::model::quantity::resource_list(alloc).unwrap()
+    }
+
+    fn node<'a>(alloc: &'a ResourceList, used: &[serde_json::Value]) -> NodeResources<'a> {
         let mut requested = Requests::default();
         for r in used {
             requested.add(&pod_requests(&pod(
                 json!({"containers": containers(std::slice::from_ref(r))}),
             )));
         }
-        NodeResources::new(&alloc, &requested, used.len())
+        NodeResources::new(alloc, &requested, used.len())
     }
 
     struct FitCase {
@@ -228,7 +257,8 @@ mod tests {
             },
         ];
         for case in cases {
-            let n = node(alloc.clone(), &case.used);
+            let alloc = list(alloc.clone());
+            let n = node(&alloc, &case.used);
             let req = pod_requests(&pod(json!({"containers": containers(&[case.request])})));
             match (n.fits(&req), case.want) {
                 (Ok(()), None) => {}
@@ -243,7 +273,8 @@ mod tests {
 
     #[test]
     fn pod_count_limit_is_resolvable_by_eviction() {
-        let n = node(json!({"cpu": "10", "pods": "1"}), &[json!({})]);
+        let alloc = list(json!({"cpu": "10", "pods": "1"}));
+        let n = node(&alloc, &[json!({})]);
         let err = n.fits(&Requests::default()).unwrap_err();
         assert_eq!(err.code, Code::Unschedulable);
         assert!(err.reason.starts_with("Too many pods"), "{}", err.reason);
@@ -251,7 +282,8 @@ mod tests {
 
     #[test]
     fn removing_a_pod_frees_its_resources() {
-        let mut n = node(json!({"cpu": "2", "pods": "2"}), &[json!({"cpu": "2"})]);
+        let alloc = list(json!({"cpu": "2", "pods": "2"}));
+        let mut n = node(&alloc, &[json!({"cpu": "2"})]);
         let big = Requests {
             cpu: 2000,
             ..Default::default()

@@ -8,8 +8,9 @@
 //! reader: same namespace; a missing or empty selector selects nothing
 //! (unlike eviction); a selector that does not parse is skipped; a pod
 //! without labels is selected by none. Budget status (`disruptionsAllowed`,
-//! `disruptedPods`) is read per request from [`PdbIndex::pdb`]; a status-only
-//! update keeps every node's matches.
+//! `disruptedPods`) is read per request from the index, which keeps it
+//! beside the budgets; a status-only update builds a new index and keeps
+//! every node's matches.
 
 use std::sync::Arc;
 
@@ -21,7 +22,19 @@ use crate::model::{Pod, PodDisruptionBudget};
 #[derive(Debug, Clone, Default)]
 pub struct PdbIndex {
     pdbs: Arc<[Arc<PodDisruptionBudget>]>,
+    /// What preemption reads of each budget's status, in the same order
+    /// and side by side: reading it through each budget object cost a
+    /// cache miss per budget on every candidate node.
+    spending: Arc<[Spending]>,
     by_namespace: Arc<Map<String, NamespaceSelectors>>,
+}
+
+/// A budget's `status.disruptionsAllowed`, and whether it lists any
+/// `status.disruptedPods`.
+#[derive(Debug, Clone, Copy)]
+struct Spending {
+    allowed: i32,
+    any_disrupted: bool,
 }
 
 /// One namespace's budgets that can select a pod, looked up by their first
@@ -69,10 +82,33 @@ impl PdbIndex {
                 .or_default()
                 .push(i as u32);
         }
+        let spending = pdbs
+            .iter()
+            .map(|pdb| Spending {
+                allowed: pdb.status.disruptions_allowed,
+                any_disrupted: !pdb.status.disrupted_pods.is_empty(),
+            })
+            .collect();
         Self {
             pdbs: pdbs.into(),
+            spending,
             by_namespace: Arc::new(by_namespace),
         }
+    }
+
+    /// `status.disruptionsAllowed` of the budget at `position`.
+    pub fn disruptions_allowed(&self, position: u32) -> i32 {
+        self.spending[position as usize].allowed
+    }
+
+    /// Whether the budget at `position` lists the pod named `name` in
+    /// `status.disruptedPods` (its namespace is the budget's).
+    pub fn counts_as_disrupted(&self, position: u32, name: &str) -> bool {
+        self.spending[position as usize].any_disrupted
+            && self.pdbs[position as usize]
+                .status
+                .disrupted_pods
+                .contains_key(name)
     }
 
     /// The budget at `position` (as stored in [`PodPdbs`]).

@@ -514,6 +514,7 @@ mod tests {
         assert!(s.nodes.shares_all(&s2.nodes), "no node is matched again");
         let a = s2.node("a").unwrap();
         assert_eq!(s2.pdbs().pdb(a.pdbs.of(0)[0]).status.disruptions_allowed, 5);
+        assert_eq!(s2.pdbs().disruptions_allowed(a.pdbs.of(0)[0]), 5);
         assert_eq!(answers(&s2), answers(&s));
     }
 

@@ -15,7 +15,7 @@ pub mod victims;
 
 use jiff::Timestamp;
 
-use crate::cluster::{NodeInfo, Snapshot};
+use crate::cluster::{NodeInfo, Snapshot, pod_importance};
 use crate::model::Pod;
 
 use super::Verdict;
@@ -107,28 +107,9 @@ pub struct Victim {
 
 impl Victim {
     /// `MoreImportantPod` as a sort key, smallest first: higher priority
-    /// first, then the pod that started earlier. One number (the reversed
-    /// priority, then the start's seconds, then its nanoseconds) because
-    /// victim selection sorts every candidate node's pods by it, and
-    /// comparing a priority and a `Timestamp` cost several times as much.
+    /// first, then the pod that started earlier ([`pod_importance`]).
     pub fn importance(&self) -> u128 {
-        // i32 → u32 keeping the order, then reversed.
-        let priority = !((self.priority as u32) ^ (1 << 31));
-        // Before the epoch jiff gives both parts negative; borrow a second
-        // so the nanoseconds are 0..1e9 and the pair orders as the time.
-        let (mut second, mut nano) = (
-            self.start_time.as_second(),
-            self.start_time.subsec_nanosecond(),
-        );
-        if nano < 0 {
-            second -= 1;
-            nano += 1_000_000_000;
-        }
-        // jiff's timestamps lie within ±10,000 years (under 2^39 seconds
-        // either side of the epoch): the shifted second is positive and
-        // fits 41 bits above the nanoseconds' 30.
-        let second = (second + (1 << 40)) as u128;
-        (u128::from(priority) << 96) | (second << 30) | nano as u128
+        pod_importance(self.priority, self.start_time)
     }
 }
 

@@ -32,30 +32,12 @@ impl<F: NodeFilters> Preemptor<'_, F> {
         let snapshot = self.snapshot;
         let info = &snapshot.nodes()[idx as usize];
         let node = &*info.node;
-        let priority = self.priority();
-        // Priority, start time and requests come from the node's pod
-        // summaries: reading them through each pod was most of the cost.
-        let mut potential: Vec<Victim> = Vec::with_capacity(info.pods.len());
-        potential.extend(
-            info.pods
-                .summaries()
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.priority < priority)
-                .map(|(i, s)| Victim {
-                    position: i as u32,
-                    priority: s.priority,
-                    start_time: s.start_time.unwrap_or(self.now),
-                }),
-        );
+        let potential = self.potential_victims(info);
         if potential.is_empty() {
             return Err(Failure::unresolvable(
                 "No preemption victims found for incoming pod",
             ));
         }
-        // Stable: equal keys keep the node's pod order (deterministic
-        // answers). Each key is computed once.
-        potential.sort_by_cached_key(Victim::importance);
         let nominated = nominated_against(self.snapshot, self.pod, node.name());
         let counts_pods = self.filters.counts_pods();
         let mut state = NodeState {
@@ -89,14 +71,57 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             reprieve(&mut state, &potential, &violating)
         });
         state.restore(&potential);
-        let mut victims = outcome?;
+        let victims = outcome?;
         if victims.pods.is_empty() {
             return Err(Failure::unresolvable(
                 "the pod fits without evicting anything",
             ));
         }
-        victims.pods.sort_by_cached_key(Victim::importance);
         Ok(victims)
+    }
+
+    /// The node's pods of lower priority than the preemptor, most
+    /// important first, equal pods in the node's order (deterministic
+    /// answers). Read from the node's importance order, where they are the
+    /// tail; sorted here only when that order does not hold at `now`.
+    fn potential_victims(&self, info: &NodeInfo) -> Vec<Victim> {
+        let priority = self.priority();
+        let summaries = info.pods.summaries();
+        let victim = |i: u32| {
+            let s = &summaries[i as usize];
+            Victim {
+                position: i,
+                priority: s.priority,
+                start_time: s.start_time.unwrap_or(self.now),
+            }
+        };
+        match info.pods.by_importance(self.now) {
+            Some(order) => {
+                let first = order.partition_point(|&i| summaries[i as usize].priority >= priority);
+                order[first..].iter().map(|&i| victim(i)).collect()
+            }
+            None => self.potential_victims_sorted_here(info),
+        }
+    }
+
+    /// [`Self::potential_victims`] sorting the node's pods on the spot.
+    fn potential_victims_sorted_here(&self, info: &NodeInfo) -> Vec<Victim> {
+        let priority = self.priority();
+        let mut potential: Vec<Victim> = info
+            .pods
+            .summaries()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.priority < priority)
+            .map(|(i, s)| Victim {
+                position: i as u32,
+                priority: s.priority,
+                start_time: s.start_time.unwrap_or(self.now),
+            })
+            .collect();
+        // Stable: equal keys keep the node's pod order.
+        potential.sort_by_cached_key(Victim::importance);
+        potential
     }
 
     /// The preemptor's status on a node as it is now (nothing evicted).
@@ -113,13 +138,18 @@ impl<F: NodeFilters> Preemptor<'_, F> {
 
 /// Give pods back, those whose eviction would break a budget first, then
 /// the rest, each group most important first; a pod that no longer lets
-/// the preemptor fit is evicted again and becomes a victim.
+/// the preemptor fit is evicted again and becomes a victim. The victims
+/// come most important first, equal ones of the first group before those
+/// of the second.
 fn reprieve<F: NodeFilters>(
     state: &mut NodeState<'_, F>,
     potential: &[Victim],
     violating: &[bool],
 ) -> Victims {
-    let mut victims = Victims::default();
+    let mut victims = Victims {
+        pods: Vec::with_capacity(potential.len()),
+        num_pdb_violations: 0,
+    };
     for breaks_pdb in [true, false] {
         for (i, v) in potential.iter().enumerate() {
             if violating[i] != breaks_pdb {
@@ -133,13 +163,18 @@ fn reprieve<F: NodeFilters>(
             }
         }
     }
+    // Each group is already in order; only two of them need merging
+    // (upstream sorts only then too). Stable: the first group's go first.
+    if (1..victims.pods.len()).contains(&victims.num_pdb_violations) {
+        victims.pods.sort_by_key(Victim::importance);
+    }
     victims
 }
 
 /// One node while its pods are taken away and given back.
 struct NodeState<'s, F: NodeFilters> {
     /// With the nominated pods counted.
-    resources: NodeResources,
+    resources: NodeResources<'s>,
     /// With the nominated pods added while the node is worked on.
     filters: &'s mut F,
     /// `filters.counts_pods()`: when false, taking pods away and giving
@@ -165,7 +200,10 @@ impl<F: NodeFilters> NodeState<'_, F> {
         }
     }
 
-    /// The pod of `v` no longer counts on the node.
+    /// The pod of `v` no longer counts on the node. This and the other
+    /// per-pod steps are inlined on purpose: a call per pod per node was
+    /// measurable, and the compiler's choice flips with unrelated changes.
+    #[inline(always)]
     fn take_away(&mut self, v: &Victim) {
         let i = v.position as usize;
         self.resources
@@ -175,6 +213,7 @@ impl<F: NodeFilters> NodeState<'_, F> {
         }
     }
 
+    #[inline(always)]
     fn add_back(&mut self, k: usize, v: &Victim) {
         let i = v.position as usize;
         self.resources.add_pod(&self.pods.summaries()[i].requests);
@@ -184,6 +223,7 @@ impl<F: NodeFilters> NodeState<'_, F> {
         self.removed[k] = false;
     }
 
+    #[inline(always)]
     fn remove_again(&mut self, k: usize, v: &Victim) {
         self.take_away(v);
         self.removed[k] = true;
@@ -200,6 +240,7 @@ impl<F: NodeFilters> NodeState<'_, F> {
 
     /// [`Self::fits`] as a yes or no, without building reasons, after it
     /// said yes once for this node.
+    #[inline(always)]
     fn still_fits(&mut self) -> bool {
         self.resources.has_room(self.request)
             && (!self.counts_pods
@@ -873,6 +914,170 @@ mod tests {
                 let per_pod = Preemptor::new(&s, &preemptor, Tracked(filters), now())
                     .select_victims(idx);
                 prop_assert_eq!(once, per_pod);
+            }
+        }
+    }
+
+    /// Victims read from the node's importance order (and merged only
+    /// when both groups have some) must be exactly those of the plain
+    /// way: sort the lower-priority pods here, give them back, sort the
+    /// victims again. Start times around the request's "now", pods not
+    /// started yet and equal pods probe the cases where the kept order
+    /// cannot be used.
+    mod as_plainly_selected {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::cluster::PodChange;
+
+        /// SelectVictimsOnNode as upstream writes it, resources only.
+        fn plainly(s: &Snapshot, preemptor: &Pod, idx: NodeIdx, now: Timestamp) -> Option<Victims> {
+            let info = &s.nodes()[idx as usize];
+            let priority = preemptor.priority();
+            let mut potential: Vec<Victim> = info
+                .pods
+                .summaries()
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.priority < priority)
+                .map(|(i, p)| Victim {
+                    position: i as u32,
+                    priority: p.priority,
+                    start_time: p.start_time.unwrap_or(now),
+                })
+                .collect();
+            potential.sort_by_key(Victim::importance);
+            let mut resources = NodeResources::new(
+                &info.node.status.allocatable,
+                info.pods.requested(),
+                info.pods.len(),
+            );
+            for pod in nominated_against(s, preemptor, info.node.name()) {
+                resources.add_pod(&pod_requests(pod));
+            }
+            let summaries = info.pods.summaries();
+            for v in &potential {
+                resources.remove_pod(&summaries[v.position as usize].requests);
+            }
+            let request = pod_requests(preemptor);
+            if potential.is_empty() || resources.fits(&request).is_err() {
+                return None;
+            }
+            let ordered: Vec<(&Pod, &[u32])> = potential
+                .iter()
+                .map(|v| {
+                    (
+                        &*info.pods[v.position as usize],
+                        info.pdbs.of(v.position as usize),
+                    )
+                })
+                .collect();
+            let violating = violations(s.pdbs(), &ordered);
+            let mut victims = Victims::default();
+            for breaks_pdb in [true, false] {
+                for (v, _) in potential
+                    .iter()
+                    .zip(&violating)
+                    .filter(|(_, b)| **b == breaks_pdb)
+                {
+                    let requests = &summaries[v.position as usize].requests;
+                    resources.add_pod(requests);
+                    if !resources.has_room(&request) {
+                        resources.remove_pod(requests);
+                        victims.pods.push(*v);
+                        victims.num_pdb_violations += usize::from(breaks_pdb);
+                    }
+                }
+            }
+            victims.pods.sort_by_key(Victim::importance);
+            (!victims.pods.is_empty()).then_some(victims)
+        }
+
+        /// Seconds from 2024-01-01 to [`now`], where the pods' start times
+        /// are counted from.
+        fn now_offset() -> i64 {
+            now().as_second() - 1_704_067_200
+        }
+
+        prop_compose! {
+            fn existing()(
+                priority in prop::sample::select(vec![NEG, LOW, MID]),
+                cpu in 0..6i64,
+                start in prop::option::weighted(0.8, -3..3i64),
+                app in prop::sample::select(vec!["db", "web", "other"]),
+            ) -> (i32, i64, Option<i64>, &'static str) {
+                (priority, cpu * 100, start, app)
+            }
+        }
+
+        prop_compose! {
+            fn scene()(
+                pods in prop::collection::vec(existing(), 0..14),
+                budgets in prop::collection::vec(
+                    (prop::sample::select(vec!["db", "web"]), 0..3i32), 0..3),
+                nominated in prop::collection::vec(0..4i64, 0..2),
+                preemptor_priority in prop::sample::select(vec![LOW, MID, HIGH]),
+                cpu in 0..11i64,
+                removed in prop::collection::vec(any::<bool>(), 14),
+                added in prop::collection::vec(existing(), 0..4),
+            ) -> (Snapshot, Pod) {
+                let at = |(i, (priority, cpu, start, app)): (usize, (i32, i64, Option<i64>, &str))| {
+                    with_labels(
+                        pod(&format!("p{i}"), "n1", priority, cpu, 0, start.map(|s| now_offset() + s)),
+                        &[("app", app)],
+                    )
+                };
+                let mut all: Vec<Pod> = pods.into_iter().enumerate().map(at).collect();
+                for (i, cpu) in nominated.into_iter().enumerate() {
+                    let mut p = pod(&format!("nominated-{i}"), "", HIGH + 1, cpu * 100, 0, None);
+                    p.status.nominated_node_name = "n1".into();
+                    all.push(p);
+                }
+                let pdbs = budgets
+                    .into_iter()
+                    .map(|(app, allowed)| pdb(json!({"matchLabels": {"app": app}}), allowed))
+                    .collect();
+                let mut s = snapshot(vec![node("n1", 1000, 1000)], all.clone(), pdbs);
+                // Some pods gone and some new through a watch-like change,
+                // so the kept order is also the one a change builds.
+                let mut changes: Vec<PodChange> = all
+                    .iter()
+                    .zip(&removed)
+                    .filter(|(p, r)| **r && !p.spec.node_name.is_empty())
+                    .map(|(p, _)| PodChange::delete(&p.metadata.namespace, &p.metadata.name))
+                    .collect();
+                changes.extend(
+                    added
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, e)| PodChange::upsert(Arc::new(at((100 + i, e))))),
+                );
+                s = s.with_pod_changes(&changes);
+                (s, pod("preemptor", "", preemptor_priority, cpu * 100, 0, None))
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn kept_order_chooses_what_sorting_here_chooses(
+                (s, preemptor) in scene(),
+                now_shift in -2..2i64,
+            ) {
+                let now = Timestamp::from_second(now().as_second() + now_shift).unwrap();
+                let idx = s.node_idx("n1").unwrap();
+                let kept = Preemptor::new(&s, &preemptor, NoFilters, now).select_victims(idx);
+                prop_assert_eq!(kept.ok(), plainly(&s, &preemptor, idx, now));
+            }
+
+            #[test]
+            fn kept_potential_victims_are_those_sorted_here(
+                (s, preemptor) in scene(),
+                now_shift in -2..2i64,
+            ) {
+                let now = Timestamp::from_second(now().as_second() + now_shift).unwrap();
+                let info = s.node("n1").unwrap();
+                let p = Preemptor::new(&s, &preemptor, NoFilters, now);
+                prop_assert_eq!(p.potential_victims(info), p.potential_victims_sorted_here(info));
             }
         }
     }
