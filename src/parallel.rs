@@ -42,17 +42,6 @@ where
         .collect()
 }
 
-/// Drops `value` on a helper thread, so that freeing a large request's
-/// decoded objects (5,000 Nodes, each with its label map: several
-/// milliseconds) does not delay the answer; dropped here when there is
-/// no helper thread.
-pub fn drop_later<T: Send + 'static>(value: T) {
-    match helpers() {
-        Some(pool) => pool.spawn(move || drop(value)),
-        None => drop(value),
-    }
-}
-
 /// The threads that take the parts after the first: one fewer than the
 /// cores, started on first use. None on one core, or if they cannot be
 /// started (then the caller does all the work itself).
@@ -121,20 +110,6 @@ mod tests {
         } else {
             assert!(caught.is_ok(), "one core: one part, at offset 0");
         }
-    }
-
-    #[test]
-    fn a_value_dropped_later_is_dropped() {
-        struct Flag(std::sync::mpsc::Sender<()>);
-        impl Drop for Flag {
-            fn drop(&mut self) {
-                let _ = self.0.send(());
-            }
-        }
-        let (tx, rx) = std::sync::mpsc::channel();
-        drop_later(Flag(tx));
-        rx.recv_timeout(std::time::Duration::from_secs(30))
-            .expect("dropped");
     }
 
     #[test]

@@ -129,12 +129,6 @@ pub fn filter<'a>(
             |(node, _)| NodeName::Owned(node.name().to_string()),
         );
         result.nodes = Some(NodeListOut::new(feasible));
-        crate::parallel::drop_later(
-            list.items
-                .into_iter()
-                .map(|(node, _)| node)
-                .collect::<Vec<_>>(),
-        );
         result
     } else {
         error("ExtenderArgs has neither Nodes nor NodeNames".into())
@@ -200,7 +194,7 @@ pub fn prioritize_body(
         .pod
         .as_ref()
         .ok_or_else(|| ApiError::bad_request("ExtenderArgs has no Pod"))?;
-    let mut request_nodes: Vec<Arc<Node>> = Vec::new();
+    let request_nodes: Vec<Arc<Node>>;
     let (names, nodes): (Vec<NodeName<'_>>, Vec<Option<NodeAt<'_>>>) =
         if let Some(names) = args.node_names {
             let all = snapshot.nodes();
@@ -232,16 +226,14 @@ pub fn prioritize_body(
     let known: Vec<NodeAt<'_>> = nodes.iter().flatten().copied().collect();
     let scores = score_pod(snapshot, pod, &known, settings)?;
     let mut scores = scores.into_iter();
-    let answer = names
+    Ok(names
         .into_iter()
         .zip(nodes)
         .map(|(host, node)| HostPriority {
             host: host.into_owned(),
             score: node.and_then(|_| scores.next()).unwrap_or(0),
         })
-        .collect();
-    crate::parallel::drop_later(request_nodes);
-    Ok(answer)
+        .collect())
 }
 
 fn score_pod(
