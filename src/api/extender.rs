@@ -29,7 +29,7 @@ use super::extender_types::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
 use super::request_body::RequestBody;
-use super::{in_flight, json_bytes, json_response, on_snapshot_sized, run_sized};
+use super::{in_flight, json_bytes, on_snapshot_sized, prioritize_json, run_sized};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -73,7 +73,13 @@ async fn prioritize_handler(State(state): State<AppState>, body: RequestBody) ->
         {
             incoming.record(snapshot);
         }
-        Ok(json_response(&list))
+        match prioritize_json::host_priorities_json(&list) {
+            Ok(json) => Ok(json_bytes(json)),
+            Err(e) => Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot encode the answer: {e}"),
+            )),
+        }
     })
     .await
 }

@@ -102,7 +102,7 @@ fn write_failed(out: &mut Vec<u8>, failed: &FailedNodes<'_>) -> Result<(), serde
 }
 
 /// `s` as a JSON string.
-fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
+pub(super) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
     if needs_escape(s.as_bytes()) {
         return serde_json::to_writer(out, s);
     }

@@ -16,6 +16,7 @@ mod json_extent;
 mod pod_review_scan;
 pub mod preempt;
 pub mod preempt_named;
+mod prioritize_json;
 mod recent_nodes;
 mod request_body;
 pub mod scale_in;
