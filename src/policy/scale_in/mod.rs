@@ -4,7 +4,9 @@
 //! ([`order`], ranks from [`rank`]) and answers the first `count`, each
 //! with the rule that put it ahead of the next pod. With `preserve_spread`
 //! it instead picks victims so that no hard topology spread constraint ends
-//! above its maxSkew (and skews end as small as possible), using the
+//! above its maxSkew (and skews end as small as possible), greedily and,
+//! where greedy ends above a maxSkew, by a bounded exhaustive search (a
+//! choice the search cannot reach is reported with its skews), using the
 //! controller's order only to break ties, and says which
 //! pod-deletion-cost annotations would make the controller pick exactly
 //! those pods.
@@ -181,6 +183,13 @@ type Signature = (Vec<Option<usize>>, Class);
 /// readiness), then the smallest total skew, then the most crowded domains,
 /// then the controller's order. Candidates alike in all but order are
 /// grouped so each step looks at one pod per group.
+///
+/// Greedy can end above a maxSkew where another choice would not (it may
+/// spend a removal evening out zones when two nodes both needed one). Then,
+/// when the choice is small enough to search ([`SEARCH_LIMIT`]), how many
+/// pods to take from each group is searched for exhaustively, and greedy
+/// runs again among the pods of the best compliant choice (so order and
+/// reasons come out as before).
 fn pick_for_spread<'a>(
     ordered: &[Ranked<'a>],
     constraints: &mut [SpreadCounts],
@@ -195,6 +204,110 @@ fn pick_for_spread<'a>(
             .push_back(i);
     }
     let mut queues: Vec<VecDeque<usize>> = groups.into_values().collect();
+    // Deterministic group order (the map's is not): by first candidate.
+    queues.sort_by_key(|q| q.front().copied());
+    let untouched = constraints.to_vec();
+    let greedy = remove_greedily(ordered, constraints, queues.clone(), count);
+    if excess(constraints) == 0 {
+        return greedy;
+    }
+    let mut counts = untouched.clone();
+    match compliant_choice(&queues, &mut counts, count) {
+        Some(takes) => {
+            constraints.clone_from_slice(&untouched);
+            let chosen = queues
+                .iter()
+                .zip(takes)
+                .map(|(q, k)| q.iter().take(k).copied().collect())
+                .collect();
+            remove_greedily(ordered, constraints, chosen, count)
+        }
+        None => greedy,
+    }
+}
+
+/// Choices (pods taken per group) an exhaustive search may look at.
+const SEARCH_LIMIT: usize = 20_000;
+
+/// Total skew above maxSkew.
+fn excess(constraints: &[SpreadCounts]) -> i64 {
+    constraints
+        .iter()
+        .map(|c| (c.skew() - c.max_skew).max(0))
+        .sum()
+}
+
+/// How many pods to take from the front of each group so that no
+/// constraint ends above its maxSkew, with the smallest total skew (then
+/// the earliest in the controller's order); `None` when there is no such
+/// choice or more than [`SEARCH_LIMIT`] choices to look at.
+fn compliant_choice(
+    queues: &[VecDeque<usize>],
+    counts: &mut [SpreadCounts],
+    count: usize,
+) -> Option<Vec<usize>> {
+    struct Search<'q> {
+        queues: &'q [VecDeque<usize>],
+        takes: Vec<usize>,
+        best: Option<((i64, usize), Vec<usize>)>,
+        looked: usize,
+    }
+    impl Search<'_> {
+        /// Choices for groups `g..` taking `left` pods; false when over
+        /// the limit.
+        fn walk(&mut self, counts: &mut [SpreadCounts], g: usize, left: usize) -> bool {
+            if g == self.queues.len() {
+                self.looked += 1;
+                if left == 0 && excess(counts) == 0 {
+                    let total: i64 = counts.iter().map(SpreadCounts::skew).sum();
+                    let order: usize = (self.takes.iter().zip(self.queues))
+                        .flat_map(|(&k, q)| q.iter().take(k))
+                        .sum();
+                    if self.best.as_ref().is_none_or(|(b, _)| (total, order) < *b) {
+                        self.best = Some(((total, order), self.takes.clone()));
+                    }
+                }
+                return self.looked <= SEARCH_LIMIT;
+            }
+            let queue = &self.queues[g];
+            let mut within = true;
+            let most = left.min(queue.len());
+            for k in 0..=most {
+                if k > 0 {
+                    counts.iter_mut().for_each(|c| c.remove(queue[k - 1]));
+                }
+                self.takes[g] = k;
+                within = self.walk(counts, g + 1, left - k);
+                if !within {
+                    break;
+                }
+            }
+            for &i in queue.iter().take(self.takes[g]) {
+                counts.iter_mut().for_each(|c| c.restore(i));
+            }
+            self.takes[g] = 0;
+            within
+        }
+    }
+    let mut search = Search {
+        queues,
+        takes: vec![0; queues.len()],
+        best: None,
+        looked: 0,
+    };
+    if !search.walk(counts, 0, count) {
+        return None;
+    }
+    search.best.map(|(_, takes)| takes)
+}
+
+/// The greedy steps over `queues` (each in the controller's order).
+fn remove_greedily<'a>(
+    ordered: &[Ranked<'a>],
+    constraints: &mut [SpreadCounts],
+    mut queues: Vec<VecDeque<usize>>,
+    count: usize,
+) -> (Vec<usize>, Vec<Victim<'a>>) {
     let mut removed = vec![false; ordered.len()];
     let mut picked = Vec::with_capacity(count);
     let mut victims = Vec::with_capacity(count);

@@ -70,6 +70,13 @@ impl SpreadCounts {
         }
     }
 
+    /// Undoes [`Self::remove`] of candidate `i`.
+    pub fn restore(&mut self, i: usize) {
+        if let Some(d) = self.domain_of[i] {
+            self.shift(d, 1);
+        }
+    }
+
     fn shift(&mut self, d: usize, by: i64) {
         let old = self.counts[d];
         if let Some(n) = self.histogram.get_mut(&old) {
