@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use super::extender_types::{ExtenderFilterResult, FailedNodes};
+use super::strict_json::string_stops;
 
 impl ExtenderFilterResult<'_> {
     /// The JSON answer, in a buffer of at least `capacity` bytes to start
@@ -115,29 +116,15 @@ pub(super) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Er
 
 /// Whether JSON needs any byte of `bytes` escaped (a control character, `"`
 /// or `\\`). Eight bytes at a time without early exit, the last few padded
-/// with spaces; the word tests are exact for "is there any such byte"
-/// (Bit Twiddling Hacks, `hasless` and `haszero`).
+/// with spaces, with the strict reader's word test.
 fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    #[inline(always)]
-    fn has_zero_byte(v: u64) -> u64 {
-        v.wrapping_sub(ONES) & !v & HIGH
-    }
-    #[inline(always)]
-    fn bad_bytes(word: u64) -> u64 {
-        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
-        control
-            | has_zero_byte(word ^ (ONES * u64::from(b'"')))
-            | has_zero_byte(word ^ (ONES * u64::from(b'\\')))
-    }
     let (words, tail) = bytes.as_chunks::<8>();
     let mut last = [b' '; 8];
     last[..tail.len()].copy_from_slice(tail);
     words
         .iter()
-        .fold(bad_bytes(u64::from_ne_bytes(last)), |bad, w| {
-            bad | bad_bytes(u64::from_ne_bytes(*w))
+        .fold(string_stops(u64::from_le_bytes(last)), |bad, w| {
+            bad | string_stops(u64::from_le_bytes(*w))
         })
         != 0
 }

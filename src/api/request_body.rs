@@ -14,11 +14,11 @@ use std::sync::Mutex;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::header::CONTENT_LENGTH;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 
 use crate::server::ApiError;
+use crate::server::declared_length::declared_length;
 
 /// Bodies from this size (declared in Content-Length) are read into a kept
 /// buffer.
@@ -127,11 +127,7 @@ impl<S: Send + Sync> FromRequest<S> for RequestBody {
     async fn from_request(req: Request, state: &S) -> Result<Self, Response> {
         // The router has already refused a declared length over the
         // endpoint's limit, and hyper reads no more than the declared length.
-        let declared = req
-            .headers()
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
+        let declared = declared_length(&req).and_then(|len| usize::try_from(len).ok());
         match declared.filter(|&len| len >= REUSED_FROM) {
             Some(len) => SPARES.read(req, len).await,
             None => Bytes::from_request(req, state)
@@ -145,6 +141,7 @@ impl<S: Send + Sync> FromRequest<S> for RequestBody {
 #[cfg(test)]
 mod tests {
     use axum::body::Body;
+    use axum::http::header::CONTENT_LENGTH;
 
     use super::*;
 

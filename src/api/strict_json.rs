@@ -22,14 +22,18 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// The high bit of every byte of `word` equal to `byte`, exact for the
 /// lowest such byte (a borrow only runs upward from a match).
+#[inline(always)]
 fn bytes_equal(word: u64, byte: u8) -> u64 {
     let x = word ^ (ONES * u64::from(byte));
     x.wrapping_sub(ONES) & !x & HIGHS
 }
 
 /// The high bit of every byte of `word` that may end a plain string run:
-/// `"`, `\` or a control byte (below 0x20); exact for the lowest one.
-fn string_stops(word: u64) -> u64 {
+/// `"`, `\` or a control byte (below 0x20); exact for the lowest one, and
+/// nonzero exactly when there is one (also what the filter answer's escape
+/// check asks).
+#[inline(always)]
+pub(super) fn string_stops(word: u64) -> u64 {
     let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
     bytes_equal(word, b'"') | bytes_equal(word, b'\\') | control
 }

@@ -59,18 +59,21 @@ where
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        let declared = req
-            .headers()
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        match declared {
+        match declared_length(&req) {
             Some(length) if length > self.limit as u64 => {
                 Either::Left(ready(Ok(too_large(length, self.limit))))
             }
             _ => Either::Right(self.inner.call(req)),
         }
     }
+}
+
+/// The body length `req` declares in Content-Length, if any (and valid).
+pub fn declared_length(req: &Request) -> Option<u64> {
+    req.headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
 }
 
 fn too_large(length: u64, limit: usize) -> Response {

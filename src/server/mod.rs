@@ -1,6 +1,6 @@
 //! The HTTPS edge: router, TLS, limits, metrics, shutdown.
 
-mod declared_length;
+pub mod declared_length;
 pub mod error;
 pub mod metrics;
 mod middleware;

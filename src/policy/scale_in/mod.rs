@@ -206,13 +206,13 @@ fn pick_for_spread<'a>(
     let mut queues: Vec<VecDeque<usize>> = groups.into_values().collect();
     // Deterministic group order (the map's is not): by first candidate.
     queues.sort_by_key(|q| q.front().copied());
-    let untouched = constraints.to_vec();
+    let mut untouched = constraints.to_vec();
     let greedy = remove_greedily(ordered, constraints, queues.clone(), count);
     if excess(constraints) == 0 {
         return greedy;
     }
-    let mut counts = untouched.clone();
-    match compliant_choice(&queues, &mut counts, count) {
+    // The search gives back every pod it takes away: `untouched` stays so.
+    match compliant_choice(&queues, &mut untouched, count) {
         Some(takes) => {
             constraints.clone_from_slice(&untouched);
             let chosen = queues
