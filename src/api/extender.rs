@@ -107,6 +107,10 @@ pub fn filter<'a>(
     let Some(snapshot) = snapshot else {
         return error("kube-arbiter's cluster view is not ready yet".into());
     };
+    if args.node_names.as_ref().map_or(0, Vec::len) >= PARALLEL_CHECK_MIN {
+        // Awake by the time the pod is prepared and the check splits.
+        crate::parallel::wake_helpers();
+    }
     let filters = match PodFilters::prepare(snapshot, pod, settings) {
         Ok(f) => f,
         Err(e) => return error(format!("pod {}: {e}", pod.metadata.key())),
