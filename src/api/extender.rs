@@ -128,6 +128,7 @@ pub fn filter<'a>(
             |name| name.clone(),
         );
         result.node_names = Some(feasible);
+        result.node_names_plain = args.node_names_plain;
         result
     } else if let Some(list) = args.nodes {
         let (feasible, mut result) = sort_candidates(
@@ -446,7 +447,7 @@ mod tests {
         names.insert(count / 2, "ghost".into());
         let got = run_filter(Some(&s), json!({"Pod": incoming, "NodeNames": names}));
 
-        let pod: Pod = serde_json::from_value(incoming).unwrap();
+        let pod: Pod = serde_json::from_value(incoming.clone()).unwrap();
         let filters = PodFilters::prepare(&s, &pod, &SchedulingSettings::default()).unwrap();
         let mut want = ExtenderFilterResult::default();
         let mut feasible = Vec::new();
@@ -465,6 +466,16 @@ mod tests {
         assert_eq!(got, want);
         assert!(got["FailedNodes"].as_object().unwrap().len() > 100);
         assert!(got["NodeNames"].as_array().unwrap().len() > 100);
+
+        // The names were read as plain, and the hand-written answer, which
+        // then copies them unchecked, is serde's to the byte.
+        let body = serde_json::to_vec(&json!({"Pod": incoming, "NodeNames": names})).unwrap();
+        let answer = filter(Some(&s), &SchedulingSettings::default(), &body);
+        assert!(answer.node_names_plain);
+        assert_eq!(
+            answer.to_json(0).unwrap(),
+            serde_json::to_vec(&answer).unwrap()
+        );
     }
 
     #[test]

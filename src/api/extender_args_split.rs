@@ -34,7 +34,7 @@ pub fn read(body: &[u8]) -> Option<ExtenderArgs<'_>> {
         } else if key.eq_ignore_ascii_case("nodes") {
             args.nodes = node_list(scan)?;
         } else if key.eq_ignore_ascii_case("nodenames") {
-            args.node_names = node_names(scan)?;
+            (args.node_names, args.node_names_plain) = node_names(scan)?;
         } else {
             serde_json::from_slice::<IgnoredAny>(scan.value()?).ok()?;
         }
@@ -44,19 +44,23 @@ pub fn read(body: &[u8]) -> Option<ExtenderArgs<'_>> {
     Some(args)
 }
 
-/// `NodeNames` where `scan` is. Names are plain text (no escapes) in
-/// practice, and such an array is read here directly: serde_json checked
-/// and copied each of 5,000 names on its own, a tenth of a 5,000-name
-/// filter. Any other array (or `null`) is serde_json's to read.
-fn node_names<'a>(scan: &mut Scan<'a>) -> Option<Option<Vec<NodeName<'a>>>> {
+/// `NodeNames` where `scan` is, and whether every name is plain text.
+/// Names are plain text (no escapes) in practice, and such an array is
+/// read here directly: serde_json checked and copied each of 5,000 names
+/// on its own, a tenth of a 5,000-name filter. Any other array (or `null`)
+/// is serde_json's to read.
+fn node_names<'a>(scan: &mut Scan<'a>) -> Option<(Option<Vec<NodeName<'a>>>, bool)> {
     scan.skip_space();
     let start = scan.at;
     if let Some(names) = scan.plain_strings() {
-        return Some(Some(names.into_iter().map(NodeName::Borrowed).collect()));
+        return Some((
+            Some(names.into_iter().map(NodeName::Borrowed).collect()),
+            true,
+        ));
     }
     scan.at = start;
     let names = serde_json::from_slice::<Option<Names<'_>>>(scan.value()?).ok()?;
-    Some(names.map(|n| n.0))
+    Some((names.map(|n| n.0), false))
 }
 
 /// A v1 NodeList (or `null`) where `scan` is: `items` decoded, other
@@ -263,7 +267,18 @@ mod tests {
     fn agree(body: &[u8]) -> Result<bool, TestCaseError> {
         let whole = serde_json::from_slice::<ExtenderArgs<'_>>(body);
         match (read(body), &whole) {
-            (Some(split), Ok(whole)) => prop_assert_eq!(parts(&split), parts(whole)),
+            (Some(split), Ok(whole)) => {
+                prop_assert_eq!(parts(&split), parts(whole));
+                // Names said to be plain are their own JSON strings.
+                if split.node_names_plain {
+                    for name in split.node_names.iter().flatten() {
+                        prop_assert_eq!(
+                            serde_json::to_string(name).unwrap(),
+                            format!("\"{name}\"")
+                        );
+                    }
+                }
+            }
             (Some(split), Err(e)) => {
                 prop_assert!(false, "read {:?}, serde_json refuses: {e}", parts(&split))
             }

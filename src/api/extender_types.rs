@@ -30,6 +30,10 @@ pub struct ExtenderArgs<'a> {
     pub pod: Option<Pod>,
     pub nodes: Option<NodeList<'a>>,
     pub node_names: Option<Vec<NodeName<'a>>>,
+    /// Every name in `node_names` is its own JSON string (no `"`, `\` or
+    /// control character): the large-body reader checked the whole array
+    /// at once (`extender_args_split`). False when not known.
+    pub node_names_plain: bool,
 }
 
 /// A node name as the request sent it: borrowed from the body (no copy, no
@@ -240,6 +244,12 @@ pub struct ExtenderFilterResult<'a> {
     pub failed_and_unresolvable_nodes: FailedNodes<'a>,
     #[serde(rename = "Error")]
     pub error: String,
+    /// Every node name in the answer is its own JSON string (they are the
+    /// request's names, read as plain: `ExtenderArgs::node_names_plain`),
+    /// so the encoder copies them without checking each again: that check
+    /// was ~40 % of encoding a 5,000-name answer.
+    #[serde(skip)]
+    pub node_names_plain: bool,
 }
 
 impl<'a> ExtenderFilterResult<'a> {

@@ -27,15 +27,19 @@ impl ExtenderFilterResult<'_> {
                     if i > 0 {
                         out.push(b',');
                     }
-                    write_str(&mut out, name)?;
+                    write_name(&mut out, name, self.node_names_plain)?;
                 }
                 out.push(b']');
             }
         }
         out.extend_from_slice(br#","FailedNodes":"#);
-        write_failed(&mut out, &self.failed_nodes)?;
+        write_failed(&mut out, &self.failed_nodes, self.node_names_plain)?;
         out.extend_from_slice(br#","FailedAndUnresolvableNodes":"#);
-        write_failed(&mut out, &self.failed_and_unresolvable_nodes)?;
+        write_failed(
+            &mut out,
+            &self.failed_and_unresolvable_nodes,
+            self.node_names_plain,
+        )?;
         out.extend_from_slice(br#","Error":"#);
         write_str(&mut out, &self.error)?;
         out.push(b'}');
@@ -66,8 +70,13 @@ impl ExtenderFilterResult<'_> {
 
 /// `{"node":"reason",...}`; each distinct reason text is encoded once. The
 /// nodes of a failing rule or domain come in runs with one text, so the
-/// last text is compared before the table is asked.
-fn write_failed(out: &mut Vec<u8>, failed: &FailedNodes<'_>) -> Result<(), serde_json::Error> {
+/// last text is compared before the table is asked. `names_plain`: as
+/// [`write_name`].
+fn write_failed(
+    out: &mut Vec<u8>,
+    failed: &FailedNodes<'_>,
+    names_plain: bool,
+) -> Result<(), serde_json::Error> {
     type Text = (*const u8, usize);
     let mut encoded: HashMap<Text, (usize, usize), foldhash::fast::RandomState> =
         HashMap::default();
@@ -77,7 +86,7 @@ fn write_failed(out: &mut Vec<u8>, failed: &FailedNodes<'_>) -> Result<(), serde
         if i > 0 {
             out.push(b',');
         }
-        write_str(out, node)?;
+        write_name(out, node, names_plain)?;
         out.push(b':');
         let text = (reason.as_ptr(), reason.len());
         let known = match last {
@@ -102,16 +111,32 @@ fn write_failed(out: &mut Vec<u8>, failed: &FailedNodes<'_>) -> Result<(), serde
     Ok(())
 }
 
+/// A node name as a JSON string: between quotes as it is when the request
+/// reader found every name plain (`plain`), else as [`write_str`].
+fn write_name(out: &mut Vec<u8>, name: &str, plain: bool) -> Result<(), serde_json::Error> {
+    if !plain {
+        return write_str(out, name);
+    }
+    debug_assert!(!needs_escape(name.as_bytes()), "{name:?} is not plain");
+    write_quoted(out, name);
+    Ok(())
+}
+
 /// `s` as a JSON string.
 pub(super) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
     if needs_escape(s.as_bytes()) {
         return serde_json::to_writer(out, s);
     }
+    write_quoted(out, s);
+    Ok(())
+}
+
+/// `s` between quotes, as it is.
+fn write_quoted(out: &mut Vec<u8>, s: &str) {
     out.reserve(s.len() + 2);
     out.push(b'"');
     out.extend_from_slice(s.as_bytes());
     out.push(b'"');
-    Ok(())
 }
 
 /// Whether JSON needs any byte of `bytes` escaped (a control character, `"`
@@ -166,6 +191,23 @@ mod tests {
             errored.to_json(0).unwrap(),
             serde_json::to_vec(&errored).unwrap()
         );
+    }
+
+    #[test]
+    fn plain_names_are_copied_as_serde_writes_them() {
+        let reason = Failure::unschedulable("zone \"a\" is full");
+        let mut r = ExtenderFilterResult {
+            node_names: Some(vec![
+                Cow::Borrowed("ip-10-0-0-1.internal"),
+                Cow::Borrowed("é-ü"),
+            ]),
+            node_names_plain: true,
+            ..Default::default()
+        };
+        r.record_failure("n1", reason.clone());
+        r.record_failure("n2", reason);
+        r.record_failure("n3", Failure::unresolvable("node(s) had untolerated taint"));
+        assert_eq!(r.to_json(0).unwrap(), serde_json::to_vec(&r).unwrap());
     }
 
     #[test]
