@@ -63,21 +63,17 @@ pub fn wake_helpers() {
     }
 }
 
-/// After its own part, the caller waits for the others' by spinning a
+/// After its own part, the caller waits for the others' by polling a
 /// little (they end within microseconds of each other when the helpers
 /// started in time) rather than sleeping on the pool's latch and being
-/// woken again. Past the bound (a helper descheduled, or panicked) it
+/// woken again. It yields between polls, so that a helper sharing its
+/// core still runs. Past the bound (a helper descheduled, or panicked) it
 /// sleeps on the latch as before.
 fn spin_briefly_until(done: impl Fn() -> bool) {
     const SPIN_MAX: Duration = Duration::from_micros(50);
     let start = Instant::now();
-    let mut spins = 0u32;
-    while !done() {
-        std::hint::spin_loop();
-        spins = spins.wrapping_add(1);
-        if spins.is_multiple_of(64) && start.elapsed() > SPIN_MAX {
-            return;
-        }
+    while !done() && start.elapsed() < SPIN_MAX {
+        std::thread::yield_now();
     }
 }
 
