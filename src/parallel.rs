@@ -32,6 +32,7 @@ where
     let (first, rest) = items.split_at(size.min(items.len()));
     let mut others: Vec<Option<Result<R, E>>> = rest.chunks(size).map(|_| None).collect();
     let work = &work;
+    let spawned = others.len();
     let finished = &AtomicUsize::new(0);
     let first = pool.in_place_scope(|scope| {
         for ((k, part), slot) in rest.chunks(size).enumerate().zip(others.iter_mut()) {
@@ -41,7 +42,6 @@ where
             });
         }
         let first = work(0, first);
-        let spawned = rest.chunks(size).len();
         spin_briefly_until(|| finished.load(Ordering::Acquire) == spawned);
         first
     });
