@@ -15,6 +15,7 @@ use crate::cluster::live::{self, LiveSource};
 use crate::cluster::{Binder, ClusterView, InFlight, assume};
 use crate::config::{Config, LiveSettings};
 use crate::explain::{self, ExplainError, Target};
+use crate::server::access::{AccessRules, Callers};
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
 use crate::server::{self, AppState, ServeError, ServeOptions};
 
@@ -111,6 +112,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
         Some(path) => Config::load(path).map_err(|e| RunError::Config(e.to_string()))?,
         None => Config::default(),
     };
+    let access = access_rules(&args)?;
     tls::install_crypto_provider();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| RunError::Runtime(format!("cannot start the async runtime: {e}")))?;
@@ -131,7 +133,10 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
         let in_flight = source.in_flight(&config.live);
         let state = AppState::new(view, config)
             .with_binder(source.binder())
-            .with_in_flight(in_flight);
+            .with_in_flight(in_flight)
+            .with_access(access)
+            .with_scheduler_names(args.scheduler_names.clone())
+            .with_bind_verb(!args.disable_bind_verb);
         let options = ServeOptions {
             listen: args.listen,
             metrics_listen: args.metrics_listen,
@@ -154,6 +159,44 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
     // dropping the runtime would wait for it.
     runtime.shutdown_background();
     result
+}
+
+/// Who may call the extender verbs and the webhooks. Serving the verbs
+/// (bind included) to anyone takes a flag whose name says so, logged at
+/// WARN every start; otherwise kube-scheduler's certificate is required,
+/// so `--client-ca` must be given.
+fn access_rules(args: &ServeArgs) -> Result<AccessRules, RunError> {
+    let named = |names: &[String]| Callers::Named(names.to_vec());
+    if args.insecure_unauthenticated_extender {
+        tracing::warn!(
+            listen = %args.listen,
+            "--insecure-unauthenticated-extender: ANY caller that reaches this port may filter, preempt and bind pods; never use it outside a loopback demo"
+        );
+    } else if args.client_ca.is_none() {
+        return Err(RunError::Config(
+            "the extender verbs (/scheduler/*) are served to kube-scheduler's client certificate: \
+             give --client-ca FILE, the CA that signed it (`kube-arbiter certs` writes both), or, \
+             only to try kube-arbiter out on loopback, --insecure-unauthenticated-extender"
+                .to_string(),
+        ));
+    }
+    if !args.admission_client_names.is_empty() && args.client_ca.is_none() {
+        return Err(RunError::Config(
+            "--admission-client-name needs --client-ca, the CA that signed the API server's client certificate".to_string(),
+        ));
+    }
+    Ok(AccessRules {
+        scheduler: if args.insecure_unauthenticated_extender {
+            Callers::Anyone
+        } else {
+            named(&args.scheduler_client_names)
+        },
+        admission: if args.admission_client_names.is_empty() {
+            Callers::Anyone
+        } else {
+            named(&args.admission_client_names)
+        },
+    })
 }
 
 /// Whatever keeps the cluster view fed; dropping it stops the source.

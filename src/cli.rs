@@ -65,9 +65,35 @@ pub struct ServeArgs {
     /// PEM private key of --tls-cert; reloaded when it changes.
     #[arg(long, value_name = "F", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// Require client certificates signed by this PEM CA bundle (mTLS).
+    /// PEM CA bundle for client certificates (mTLS); reloaded when it
+    /// changes. A presented certificate must chain to it; which names may
+    /// call what is set below.
     #[arg(long, value_name = "F")]
     pub client_ca: Option<PathBuf>,
+    /// Client certificate name (Subject CN) allowed on the extender verbs
+    /// /scheduler/* (repeatable).
+    #[arg(long = "scheduler-client-name", value_name = "NAME", default_value = crate::server::access::KUBE_SCHEDULER_NAME)]
+    pub scheduler_client_names: Vec<String>,
+    /// Client certificate name the admission webhooks require (repeatable);
+    /// without it they answer any caller, as the API server calls webhooks
+    /// without a certificate unless configured to present one.
+    #[arg(long = "admission-client-name", value_name = "NAME")]
+    pub admission_client_names: Vec<String>,
+    /// Serve the extender verbs (bind included) to ANY caller, without a
+    /// client certificate. Only for trying kube-arbiter out on loopback.
+    #[arg(long)]
+    pub insecure_unauthenticated_extender: bool,
+    /// Do not serve /scheduler/bind (for a kube-scheduler configured
+    /// without bindVerb, which never calls it).
+    #[arg(long)]
+    pub disable_bind_verb: bool,
+    /// spec.schedulerName of the pods this kube-arbiter binds (repeatable).
+    #[arg(
+        long = "scheduler-name",
+        value_name = "NAME",
+        default_value = "default-scheduler"
+    )]
+    pub scheduler_names: Vec<String>,
     /// Take the cluster from this file (kubectl -o yaml/json), reloaded on change.
     #[arg(long, value_name = "F", conflicts_with = "kubeconfig")]
     pub cluster_state: Option<PathBuf>,

@@ -19,6 +19,7 @@ fn without_a_cluster_source_it_says_how_to_use_cluster_state() {
     let home = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(common::BIN)
         .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["--insecure-unauthenticated-extender"])
         .env("HOME", home.path())
         .env_remove("KUBECONFIG")
         .env_remove("KUBERNETES_SERVICE_HOST")

@@ -327,7 +327,7 @@ async fn a_refused_binding_leaves_no_phantom_pod() {
 
     let answer = bind(
         &state,
-        json!({"podName": "pending", "podNamespace": "shop", "node": "n2"}),
+        json!({"podName": "pending", "podNamespace": "shop", "podUID": "uid-shop-pending", "node": "n2"}),
     )
     .await;
     assert_eq!(
@@ -352,7 +352,7 @@ async fn an_unconfirmed_assumption_expires() {
 
     let answer = bind(
         &state,
-        json!({"PodName": "pending", "PodNamespace": "shop", "Node": "n1"}),
+        json!({"PodName": "pending", "PodNamespace": "shop", "PodUID": "uid-shop-pending", "Node": "n1"}),
     )
     .await;
     assert_eq!(answer["Error"], "");

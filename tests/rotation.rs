@@ -178,3 +178,58 @@ async fn a_secret_volume_symlink_swap_is_followed() {
         "{text}"
     );
 }
+
+/// The status of a filter call presenting `identity`, or `None` when the
+/// handshake fails.
+async fn filter_status(setup: &Setup, identity: &Pair) -> Option<u16> {
+    let response = common::anonymous_client(&setup.ca.cert_pem, setup.server.addr)
+        .identity(identity.identity())
+        .build()
+        .unwrap()
+        .post(setup.server.url("/scheduler/filter"))
+        .header("content-type", "application/json")
+        .body(r#"{"Pod":{"metadata":{"name":"p"}},"NodeNames":[]}"#)
+        .send()
+        .await
+        .ok()?;
+    Some(response.status().as_u16())
+}
+
+#[tokio::test]
+async fn a_rotated_client_ca_is_trusted_without_a_restart() {
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("rotation CA");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let old_ca = TestCa::new("old client CA");
+    let new_ca = TestCa::new("new client CA");
+    let ca_file = dir.path().join("client-ca.crt");
+    std::fs::write(&ca_file, &old_ca.cert_pem).unwrap();
+    let server = serve_tls(
+        dir.path(),
+        &cert,
+        &key,
+        &["--client-ca", ca_file.to_str().unwrap()],
+    );
+    let setup = Setup {
+        dir,
+        server,
+        first: ca.server_pair(&["localhost"]),
+        ca,
+    };
+    let old_scheduler = old_ca.client_pair(common::SCHEDULER_NAME);
+    let new_scheduler = new_ca.client_pair(common::SCHEDULER_NAME);
+    assert_eq!(filter_status(&setup, &old_scheduler).await, Some(200));
+    assert_eq!(filter_status(&setup, &new_scheduler).await, None);
+
+    std::fs::write(&ca_file, &new_ca.cert_pem).unwrap();
+    eventually("the new client CA to be trusted", || async {
+        (filter_status(&setup, &new_scheduler).await == Some(200)).then_some(())
+    })
+    .await;
+    assert_eq!(
+        filter_status(&setup, &old_scheduler).await,
+        None,
+        "the replaced CA is no longer trusted"
+    );
+}

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::cluster::BindRequest;
+use crate::cluster::{BindRequest, bind_guard};
 use crate::server::{ApiJson, AppState};
 
 /// `k8s.io/kube-scheduler/extender/v1.ExtenderBindingArgs`.
@@ -82,17 +82,32 @@ pub async fn bind(
     ApiJson(args): ApiJson<ExtenderBindingArgs>,
 ) -> Json<ExtenderBindingResult> {
     let outcome = match args.request() {
-        Ok(req) => {
-            state
-                .binder
-                .bind(&state.view, &req, state.config.live.assume_ttl())
-                .await
-        }
+        Ok(req) => match refused(&state, &req) {
+            Some(reason) => {
+                tracing::warn!(pod = %format!("{}/{}", req.namespace, req.name), node = %req.node, "binding refused: {reason}");
+                state.metrics.bindings_refused.inc();
+                Err(reason)
+            }
+            None => {
+                state
+                    .binder
+                    .bind(&state.view, &req, state.config.live.assume_ttl())
+                    .await
+            }
+        },
         Err(e) => Err(e),
     };
     Json(ExtenderBindingResult {
         error: outcome.err().unwrap_or_default(),
     })
+}
+
+/// Why this binding must not be made (nothing is sent to the API server).
+fn refused(state: &AppState, req: &BindRequest) -> Option<String> {
+    match state.view.current() {
+        Some(snapshot) => bind_guard::refusal(&snapshot, req, &state.scheduler_names),
+        None => Some("the cluster view is not ready yet".to_string()),
+    }
 }
 
 #[cfg(test)]

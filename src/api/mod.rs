@@ -34,10 +34,20 @@ use crate::server::{ApiError, AppState};
 
 /// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
 pub fn scheduler_routes() -> Router<AppState> {
+    decision_routes().merge(bind_routes())
+}
+
+/// filter, prioritize, preempt: answers only, no write.
+pub fn decision_routes() -> Router<AppState> {
     Router::new()
         .merge(extender::routes())
         .merge(preempt::routes())
-        .route("/scheduler/bind", post(bind::bind))
+}
+
+/// `/scheduler/bind`: the one verb that writes (a Binding through the API
+/// server); left out with `--disable-bind-verb`.
+pub fn bind_routes() -> Router<AppState> {
+    Router::new().route("/scheduler/bind", post(bind::bind))
 }
 
 /// `/admission/*`: kube-apiserver's webhook calls: the priority admission

@@ -2,6 +2,7 @@
 //! [`ClusterView`], and the sources that fill it.
 
 pub mod assume;
+pub mod bind_guard;
 pub mod binder;
 pub mod decode;
 pub mod file;

@@ -69,6 +69,8 @@ pub struct Metrics {
     pub tls_cert_not_after: Gauge,
     pub tls_reloads: Counter<u64, AtomicU64>,
     pub tls_reload_failures: Counter<u64, AtomicU64>,
+    /// Bindings refused before reaching the API server (bind_guard).
+    pub bindings_refused: Counter<u64, AtomicU64>,
     /// Names in preempt requests the view did not know, by what they name.
     preempt_unknown: Family<WhatLabel, Counter>,
 }
@@ -106,6 +108,13 @@ impl Metrics {
         let tls_reloads = Counter::default();
         let tls_reload_failures = Counter::default();
         let preempt_unknown = Family::<WhatLabel, Counter>::default();
+        let bindings_refused = Counter::default();
+        registry.register(
+            "bindings_refused",
+            "Bind calls refused before reaching the API server (pod unknown, already bound, \
+             UID mismatch, schedulerName not served, node unknown)",
+            bindings_refused.clone(),
+        );
         registry.register(
             "http_requests",
             "HTTP requests by route and status code",
@@ -244,6 +253,7 @@ impl Metrics {
             tls_cert_not_after,
             tls_reloads,
             tls_reload_failures,
+            bindings_refused,
             preempt_unknown,
         }
     }

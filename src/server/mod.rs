@@ -1,9 +1,12 @@
 //! The HTTPS edge: router, TLS, limits, metrics, shutdown.
 
+pub mod access;
 pub mod declared_length;
 pub mod error;
 pub mod metrics;
 mod middleware;
+pub mod peer;
+pub mod people;
 pub mod probes;
 mod read_buffer;
 mod router;

@@ -12,11 +12,17 @@ use super::{ApiError, AppState};
 /// prometheus-client writes the OpenMetrics text format.
 const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
+/// Liveness and readiness: kubelet calls them without credentials.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+}
+
+/// `/metrics`: on the HTTPS port it is guarded like the other routes people
+/// and tools call; on `--metrics-listen` it is served as is.
+pub fn metrics_route() -> Router<AppState> {
+    Router::new().route("/metrics", get(metrics))
 }
 
 /// The process answers: that is all liveness means here.

@@ -1,6 +1,7 @@
 //! The one router: probes, the API groups each under its own body limit,
 //! and the middleware every request passes through.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -16,27 +17,43 @@ use super::declared_length::RefuseDeclaredOversizeLayer;
 use super::middleware::{
     errors_as_json, log_failure, panic_response, record_request, request_span, time_limit,
 };
-use super::{ApiError, AppState, probes};
+use super::{ApiError, AppState, access, people, probes};
 use crate::api;
 
 pub fn router(state: AppState) -> Router {
+    let scheduler = if state.bind_verb {
+        api::scheduler_routes()
+    } else {
+        api::decision_routes()
+    };
     assemble(
         state,
-        api::scheduler_routes(),
-        api::admission_routes().merge(api::other_routes()),
+        scheduler,
+        api::admission_routes(),
+        api::other_routes().merge(probes::metrics_route()),
     )
 }
 
-/// The router around the given API groups (tests pass their own).
+/// The router around the given API groups (tests pass their own): the
+/// extender verbs, the webhooks, and what people and tools call, each
+/// behind its own guard (docs/security.md).
 fn assemble(
     state: AppState,
     scheduler: Router<AppState>,
-    admission_and_other: Router<AppState>,
+    admission: Router<AppState>,
+    people: Router<AppState>,
 ) -> Router {
     let settings = &state.config.server;
-    let scheduler = with_body_limit(scheduler, settings.scheduler_body_limit_bytes);
-    let admission_and_other =
-        with_body_limit(admission_and_other, settings.admission_body_limit_bytes);
+    // The guards sit outside the body limits: a refused caller's body is
+    // never read.
+    let scheduler = with_body_limit(scheduler, settings.scheduler_body_limit_bytes).layer(
+        from_fn_with_state(Arc::clone(&state.access), access::scheduler_only),
+    );
+    let admission = with_body_limit(admission, settings.admission_body_limit_bytes).layer(
+        from_fn_with_state(Arc::clone(&state.access), access::admission_only),
+    );
+    let people = with_body_limit(people, settings.admission_body_limit_bytes)
+        .layer(from_fn_with_state(state.clone(), people::people_only));
     let timeout = Duration::from_secs(settings.request_timeout_seconds);
     // Outermost first: the id exists before the span, the span before
     // anything logs, metrics see the final status.
@@ -55,7 +72,8 @@ fn assemble(
     Router::new()
         .merge(probes::routes())
         .merge(scheduler)
-        .merge(admission_and_other)
+        .merge(admission)
+        .merge(people)
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method)
         // Router::layer (not wrapping the Router) so middleware sees MatchedPath.
@@ -63,9 +81,11 @@ fn assemble(
         .with_state(state)
 }
 
-/// Just the probes, for the plain-HTTP `--metrics-listen` port.
+/// The probes and `/metrics`, unguarded, for the plain-HTTP
+/// `--metrics-listen` port (an explicit opt-in; docs/security.md).
 pub fn probes_only(state: AppState) -> Router {
     probes::routes()
+        .merge(probes::metrics_route())
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method)
         .with_state(state)

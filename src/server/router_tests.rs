@@ -13,6 +13,7 @@ use tower::ServiceExt;
 use super::{assemble, router};
 use crate::cluster::{ClusterView, Snapshot};
 use crate::config::Config;
+use crate::server::access::{AccessRules, Callers};
 use crate::server::{ApiJson, AppState};
 
 const SCHEDULER_LIMIT: usize = 4 << 20;
@@ -27,7 +28,12 @@ fn state(ready: bool) -> AppState {
     config.server.scheduler_body_limit_bytes = SCHEDULER_LIMIT;
     config.server.admission_body_limit_bytes = ADMISSION_LIMIT;
     config.server.request_timeout_seconds = 1;
-    AppState::new(view, config)
+    // The plumbing tests call the scheduler routes in-process, with no TLS
+    // peer; the guards have tests of their own below.
+    AppState::new(view, config).with_access(AccessRules {
+        scheduler: Callers::Anyone,
+        admission: Callers::Anyone,
+    })
 }
 
 async fn json_len(ApiJson(v): ApiJson<serde_json::Value>) -> String {
@@ -56,7 +62,8 @@ fn app(state: AppState) -> Router {
             }),
         )
         .route("/panic", get(panics));
-    assemble(state, scheduler, admission)
+    let people = Router::new().route("/debug/x", get(|| async { "seen" }));
+    assemble(state, scheduler, admission, people)
 }
 
 /// A JSON string body of about `n` bytes.
@@ -266,8 +273,8 @@ async fn metrics_count_requests_by_route_template_and_status() {
         Request::get("/no/such/path").body(Body::empty()).unwrap(),
     )
     .await;
-    let (status, _, text) = send(app, Request::get("/metrics").body(Body::empty()).unwrap()).await;
-    assert_eq!(status, StatusCode::OK);
+    // `/metrics` itself is guarded (people routes); its text is read here.
+    let text = state.metrics.render(&state.view);
     assert!(
         text.contains(
             r#"kube_arbiter_http_requests_total{route="/scheduler/{verb}",status="200"} 1"#
@@ -292,4 +299,31 @@ async fn the_real_router_mounts_the_probes() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn by_default_the_extender_verbs_refuse_a_caller_without_certificate_before_reading_the_body()
+{
+    let secure = state(true).with_access(AccessRules::default());
+    // Even a body over the limit is not looked at: the guard answers first.
+    let mut request = post_json("/scheduler/filter", json_body(SCHEDULER_LIMIT));
+    request.headers_mut().insert(
+        header::CONTENT_LENGTH,
+        (SCHEDULER_LIMIT + 2).to_string().parse().unwrap(),
+    );
+    let (status, _, body) = send(app(secure.clone()), request).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(body.contains("client certificate"), "{body}");
+    let (status, _, _) = send(app(secure), post_json("/admission/x", json_body(1))).await;
+    assert_eq!(status, StatusCode::OK, "the webhooks stay open by default");
+}
+
+#[tokio::test]
+async fn people_routes_refuse_a_caller_that_is_not_on_loopback_in_file_mode() {
+    let (status, _, body) = send(
+        app(state(true)),
+        Request::get("/debug/x").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
 }

@@ -13,6 +13,7 @@ use axum_server::tls_rustls::RustlsConfig;
 use hyper_util::rt::TokioTimer;
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::peer::PeerAcceptor;
 use super::read_buffer::BufferedAcceptor;
 use super::router::probes_only;
 use super::tls::{self, TlsError, TlsSettings};
@@ -115,8 +116,8 @@ impl Server {
         let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
 
         let https_handle = Handle::new();
-        let mut https_server =
-            axum_server::from_tcp_rustls(https, rustls)?.map(|tls| tls.acceptor(BufferedAcceptor));
+        let mut https_server = axum_server::from_tcp_rustls(https, rustls)?
+            .map(|tls| PeerAcceptor::new(tls.acceptor(BufferedAcceptor)));
         // The timer enables hyper's 30 s header-read timeout (slow clients
         // cannot hold a connection open for free) and HTTP/2 keep-alive pings
         // that notice vanished peers.
@@ -171,32 +172,30 @@ impl Server {
     }
 }
 
-/// The served TLS configuration and, with files, the reloader following them.
+/// The served TLS configuration and, with files, the reloader following
+/// them (the pair and the client CA bundle).
 fn tls_config(
     settings: &TlsSettings,
     state: &AppState,
 ) -> Result<(RustlsConfig, Option<CertReloader>), ServeError> {
-    let verifier = settings
-        .client_ca
-        .as_deref()
-        .map(tls::client_verifier)
-        .transpose()?;
+    let client_ca = settings.client_ca.as_deref();
     let Some(files) = &settings.cert_key else {
         tracing::warn!(
             "no --tls-cert/--tls-key given: serving a self-signed certificate for localhost made at startup; no client trusts it, use it only to try kube-arbiter out"
         );
+        let verifier = client_ca.map(tls::client_verifier).transpose()?;
         let serving = tls::self_signed(verifier)?;
         state.metrics.tls_cert_not_after.set(serving.not_after);
         return Ok((RustlsConfig::from_config(serving.config), None));
     };
-    let pair = tls::read_pair(files)?;
-    let serving = tls::pair_from_pem(files, &pair.0, &pair.1, verifier.clone())?;
+    let material = tls::read_material(files, client_ca)?;
+    let serving = tls::serving_from_material(files, client_ca, &material)?;
     state.metrics.tls_cert_not_after.set(serving.not_after);
     let rustls = RustlsConfig::from_config(serving.config);
     let reloader = tls_reload::follow(
         files.clone(),
-        pair,
-        verifier,
+        settings.client_ca.clone(),
+        material,
         rustls.clone(),
         Arc::clone(&state.metrics),
     )?;

@@ -4,8 +4,10 @@ use std::sync::Arc;
 
 use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
+use crate::server::access::AccessRules;
 use crate::server::error::ApiError;
 use crate::server::metrics::Metrics;
+use crate::server::people::PeopleAuth;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -17,6 +19,14 @@ pub struct AppState {
     pub binder: Binder,
     /// Pods answered and not yet seen bound (disabled unless live).
     pub in_flight: Arc<InFlight>,
+    /// Who may call the extender verbs and the webhooks.
+    pub access: Arc<AccessRules>,
+    /// How people and tools are authenticated and authorized.
+    pub people: PeopleAuth,
+    /// The schedulerNames whose pods `/scheduler/bind` may bind.
+    pub scheduler_names: Arc<[String]>,
+    /// Whether `/scheduler/bind` is served at all.
+    pub bind_verb: bool,
 }
 
 impl AppState {
@@ -27,6 +37,10 @@ impl AppState {
             metrics: Arc::new(Metrics::new()),
             binder: Binder::ViewOnly,
             in_flight: Arc::default(),
+            access: Arc::default(),
+            people: PeopleAuth::default(),
+            scheduler_names: Arc::from(["default-scheduler".to_string()]),
+            bind_verb: true,
         }
     }
 
@@ -34,6 +48,31 @@ impl AppState {
     /// nothing else tells when a pod is bound).
     pub fn with_in_flight(mut self, in_flight: InFlight) -> Self {
         self.in_flight = Arc::new(in_flight);
+        self
+    }
+
+    /// Who may call which routes (default: kube-scheduler's certificate on
+    /// the extender verbs, anyone on the webhooks).
+    pub fn with_access(mut self, access: AccessRules) -> Self {
+        self.access = Arc::new(access);
+        self
+    }
+
+    /// How people and tools are checked (default: loopback callers only).
+    pub fn with_people(mut self, people: PeopleAuth) -> Self {
+        self.people = people;
+        self
+    }
+
+    /// Bind only pods whose schedulerName is one of `names`.
+    pub fn with_scheduler_names(mut self, names: Vec<String>) -> Self {
+        self.scheduler_names = names.into();
+        self
+    }
+
+    /// Serve `/scheduler/bind` or not (`--disable-bind-verb`).
+    pub fn with_bind_verb(mut self, served: bool) -> Self {
+        self.bind_verb = served;
         self
     }
 

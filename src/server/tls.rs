@@ -73,16 +73,26 @@ pub struct ServingCert {
     pub not_after: i64,
 }
 
-/// The client-certificate check for `--client-ca`: only clients presenting a
-/// certificate signed by one of the bundle's CAs may connect.
+/// The client-certificate check for `--client-ca`: a client that presents a
+/// certificate must present one signed by one of the bundle's CAs. Clients
+/// without one still connect (the API server calling a webhook, kubelet
+/// probes, people with tokens); the route guards decide what they may call.
 pub fn client_verifier(ca: &Path) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
-    let path = ca.display().to_string();
     let pem = std::fs::read(ca).map_err(|source| TlsError::Read {
-        path: path.clone(),
+        path: ca.display().to_string(),
         source,
     })?;
+    client_verifier_from_pem(ca, &pem)
+}
+
+/// [`client_verifier`] from the bundle's bytes; `ca` only names it in errors.
+pub fn client_verifier_from_pem(
+    ca: &Path,
+    pem: &[u8],
+) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+    let path = ca.display().to_string();
     let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(&pem) {
+    for cert in CertificateDer::pem_slice_iter(pem) {
         let cert = cert.map_err(|e| TlsError::Pem {
             path: path.clone(),
             reason: e.to_string(),
@@ -96,6 +106,7 @@ pub fn client_verifier(ca: &Path) -> Result<Arc<dyn ClientCertVerifier>, TlsErro
         return Err(TlsError::NoCertificate { path });
     }
     WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+        .allow_unauthenticated()
         .build()
         .map_err(|e| TlsError::ClientCa {
             path,
@@ -133,6 +144,50 @@ pub fn read_pair(files: &CertKeyFiles) -> Result<(Vec<u8>, Vec<u8>), TlsError> {
         })
     };
     Ok((read(&files.cert)?, read(&files.key)?))
+}
+
+/// The bytes of every file a served configuration is made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsMaterial {
+    pub cert: Vec<u8>,
+    pub key: Vec<u8>,
+    /// The `--client-ca` bundle, when one is given.
+    pub client_ca: Option<Vec<u8>>,
+}
+
+/// Read the pair and the client CA bundle from disk as they are now.
+pub fn read_material(
+    files: &CertKeyFiles,
+    client_ca: Option<&Path>,
+) -> Result<TlsMaterial, TlsError> {
+    let (cert, key) = read_pair(files)?;
+    let client_ca = client_ca
+        .map(|path| {
+            std::fs::read(path).map_err(|source| TlsError::Read {
+                path: path.display().to_string(),
+                source,
+            })
+        })
+        .transpose()?;
+    Ok(TlsMaterial {
+        cert,
+        key,
+        client_ca,
+    })
+}
+
+/// The served configuration made of `material` (read from `files` and
+/// `client_ca`, which only name them in errors).
+pub fn serving_from_material(
+    files: &CertKeyFiles,
+    client_ca: Option<&Path>,
+    material: &TlsMaterial,
+) -> Result<ServingCert, TlsError> {
+    let verifier = match (client_ca, &material.client_ca) {
+        (Some(path), Some(pem)) => Some(client_verifier_from_pem(path, pem)?),
+        _ => None,
+    };
+    pair_from_pem(files, &material.cert, &material.key, verifier)
 }
 
 /// Parse a PEM certificate chain and key and check the key belongs to the

@@ -1,5 +1,6 @@
-//! Follow `--tls-cert`/`--tls-key` on disk and swap the served pair when it
-//! changes, without dropping connections.
+//! Follow `--tls-cert`/`--tls-key` (and `--client-ca`) on disk and swap the
+//! served configuration when any of them changes, without dropping
+//! connections.
 //!
 //! cert-manager and kubelet write the two files one after the other (or swap
 //! a Secret volume's `..data` symlink), so a change to EITHER file triggers a
@@ -14,12 +15,11 @@ use std::time::Duration;
 
 use axum_server::tls_rustls::RustlsConfig;
 use notify::{EventKind, RecursiveMode, Watcher};
-use rustls::server::danger::ClientCertVerifier;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::metrics::Metrics;
-use super::tls::{self, CertKeyFiles, ServingCert, TlsError};
+use super::tls::{self, CertKeyFiles, ServingCert, TlsError, TlsMaterial};
 
 /// Events closer together than this are one change.
 const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -42,27 +42,28 @@ impl Drop for CertReloader {
 
 struct Follower {
     files: CertKeyFiles,
-    verifier: Option<Arc<dyn ClientCertVerifier>>,
+    client_ca: Option<PathBuf>,
     rustls: RustlsConfig,
     metrics: Arc<Metrics>,
     /// The bytes now served, and the last bytes refused: neither is
     /// re-examined until the files change again.
-    served: (Vec<u8>, Vec<u8>),
-    refused: Option<(Vec<u8>, Vec<u8>)>,
+    served: TlsMaterial,
+    refused: Option<TlsMaterial>,
 }
 
 enum Check {
     Unchanged,
     Applied(i64),
-    /// The error, and the refused bytes when both files could be read.
-    Failed(TlsError, Option<(Vec<u8>, Vec<u8>)>),
+    /// The error, and the refused bytes when every file could be read.
+    Failed(TlsError, Option<TlsMaterial>),
 }
 
-/// Start following `files`; `served` is the pair `rustls` serves now.
+/// Start following `files` and `client_ca`; `served` is what `rustls`
+/// serves now.
 pub fn follow(
     files: CertKeyFiles,
-    served: (Vec<u8>, Vec<u8>),
-    verifier: Option<Arc<dyn ClientCertVerifier>>,
+    client_ca: Option<PathBuf>,
+    served: TlsMaterial,
     rustls: RustlsConfig,
     metrics: Arc<Metrics>,
 ) -> Result<CertReloader, notify::Error> {
@@ -82,6 +83,7 @@ pub fn follow(
     // replaces the file's inode, which a watch on the file would lose.
     let dirs: BTreeSet<PathBuf> = [&files.cert, &files.key]
         .into_iter()
+        .chain(client_ca.as_ref())
         .map(|f| parent_dir(f))
         .collect();
     for dir in &dirs {
@@ -89,7 +91,7 @@ pub fn follow(
     }
     let follower = Follower {
         files,
-        verifier,
+        client_ca,
         rustls,
         metrics,
         served,
@@ -143,8 +145,9 @@ impl Follower {
                 self.metrics.tls_cert_not_after.set(not_after);
                 tracing::info!(
                     cert = %self.files.cert.display(),
+                    client_ca = %self.client_ca.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
                     not_after,
-                    "serving the rotated TLS certificate"
+                    "serving the rotated TLS certificate and client CA"
                 );
             }
             Check::Failed(error, pair) => {
@@ -158,21 +161,22 @@ impl Follower {
     }
 
     fn check(&mut self) -> Check {
-        let pair = match tls::read_pair(&self.files) {
-            Ok(pair) => pair,
+        let client_ca = self.client_ca.as_deref();
+        let material = match tls::read_material(&self.files, client_ca) {
+            Ok(material) => material,
             Err(e) => return Check::Failed(e, None),
         };
-        if pair == self.served || self.refused.as_ref() == Some(&pair) {
+        if material == self.served || self.refused.as_ref() == Some(&material) {
             return Check::Unchanged;
         }
-        match tls::pair_from_pem(&self.files, &pair.0, &pair.1, self.verifier.clone()) {
+        match tls::serving_from_material(&self.files, client_ca, &material) {
             Ok(ServingCert { config, not_after }) => {
                 self.rustls.reload_from_config(config);
-                self.served = pair;
+                self.served = material;
                 self.refused = None;
                 Check::Applied(not_after)
             }
-            Err(e) => Check::Failed(e, Some(pair)),
+            Err(e) => Check::Failed(e, Some(material)),
         }
     }
 }

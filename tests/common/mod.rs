@@ -1,13 +1,20 @@
 //! Shared helpers for the end-to-end tests: certificates made with rcgen,
 //! the built binary started on a free port, HTTPS clients that trust a
 //! given CA.
+//!
+//! Every server these helpers start requires kube-scheduler's client
+//! certificate on the extender verbs, as a deployed one does: unless a test
+//! passes its own `--client-ca` (or `--insecure-unauthenticated-extender`),
+//! the server trusts [`scheduler_credentials`]' CA, and [`client`] presents
+//! its `system:kube-scheduler` certificate. [`anonymous_client`] presents
+//! none.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use rcgen::{
@@ -98,6 +105,50 @@ impl Pair {
             .unwrap()
             .to_vec()
     }
+}
+
+/// The name kube-scheduler's client certificate carries.
+pub const SCHEDULER_NAME: &str = "system:kube-scheduler";
+
+/// kube-scheduler's client credentials, one set per test process: the CA
+/// the servers trust for client certificates (written to a file that lives
+/// as long as the process) and the certificate kube-scheduler presents.
+pub struct SchedulerCredentials {
+    pub ca: TestCa,
+    pub ca_file: PathBuf,
+    pub scheduler: Pair,
+    _dir: tempfile::TempDir,
+}
+
+pub fn scheduler_credentials() -> &'static SchedulerCredentials {
+    static CREDENTIALS: OnceLock<SchedulerCredentials> = OnceLock::new();
+    CREDENTIALS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = TestCa::new("kube-arbiter client CA");
+        let ca_file = dir.path().join("client-ca.crt");
+        std::fs::write(&ca_file, &ca.cert_pem).unwrap();
+        let scheduler = ca.client_pair(SCHEDULER_NAME);
+        SchedulerCredentials {
+            ca,
+            ca_file,
+            scheduler,
+            _dir: dir,
+        }
+    })
+}
+
+/// `serve` args with the shared client CA added, unless the test chose its
+/// own client authentication.
+fn with_client_auth<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let chosen = args
+        .iter()
+        .any(|a| *a == "--client-ca" || *a == "--insecure-unauthenticated-extender");
+    let mut all = args.to_vec();
+    if !chosen {
+        let ca_file = scheduler_credentials().ca_file.to_str().unwrap();
+        all.extend(["--client-ca", ca_file]);
+    }
+    all
 }
 
 /// An empty cluster: the server is ready with it.
@@ -199,7 +250,7 @@ impl Spawned {
     pub fn until_filtered(args: &[&str], filter: Option<&str>, marker: &str) -> (Self, String) {
         let bin = std::env::var("KUBE_ARBITER_BIN").unwrap_or_else(|_| BIN.to_string());
         let mut command = Command::new(bin);
-        command.arg("serve").args(args);
+        command.arg("serve").args(with_client_auth(args));
         match filter {
             Some(f) => command.env("RUST_LOG", f),
             None => command.env_remove("RUST_LOG"),
@@ -265,13 +316,24 @@ impl Drop for Spawned {
     }
 }
 
-/// Run the binary to completion.
+/// Run the binary to completion (`serve` with the shared client CA, as
+/// [`Spawned`] starts it).
 pub fn run(args: &[&str]) -> Output {
+    let args = match args.split_first() {
+        Some((&"serve", rest)) => [&["serve"][..], &with_client_auth(rest)].concat(),
+        _ => args.to_vec(),
+    };
     Command::new(BIN).args(args).output().unwrap()
 }
 
-/// A client that trusts only `ca_pem` and reaches `localhost` at `addr`.
+/// A client that trusts only `ca_pem`, reaches `localhost` at `addr` and
+/// presents kube-scheduler's client certificate.
 pub fn client(ca_pem: &str, addr: SocketAddr) -> reqwest::ClientBuilder {
+    anonymous_client(ca_pem, addr).identity(scheduler_credentials().scheduler.identity())
+}
+
+/// [`client`] without a client certificate.
+pub fn anonymous_client(ca_pem: &str, addr: SocketAddr) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .tls_backend_rustls()
         .tls_certs_only([reqwest::Certificate::from_pem(ca_pem.as_bytes()).unwrap()])
