@@ -6,9 +6,18 @@
 # which validate_manifests.py checks by hand, and the cert-manager kinds,
 # checked against scripts/schemas/. See validate_manifests.py for details.
 #
-# Usage: scripts/validate-manifests.sh [FILE...]
+# It also checks the security settings (docs/security.md): the scheduler
+# configs carry kube-scheduler's client certificate, the Deployment passes
+# --client-ca and never the flag that serves the extender verbs
+# unauthenticated, a scheduler config without bindVerb pairs with
+# --disable-bind-verb, RBAC grants nothing beyond what kube-arbiter needs,
+# and the NetworkPolicy admits only port 8443 to kube-arbiter's pods.
+#
+# Usage: scripts/validate-manifests.sh [--complete] [FILE...]
 #   default: manifests/*.yaml, manifests/cert-manager/*.yaml and
-#   examples/demo-cluster.yaml (a kind: List)
+#   examples/demo-cluster.yaml (a kind: List), as a complete deployment.
+#   --complete: the FILEs given are the whole deployment; the Deployment,
+#   a scheduler config, the ClusterRole and the NetworkPolicy must be there.
 # Exits non-zero if any document fails.
 set -euo pipefail
 
@@ -38,9 +47,15 @@ if [[ ! -f "$pkgs/.installed" ]]; then
     mv -T "$staging" "$pkgs" 2>/dev/null || rm -rf "$staging"
 fi
 
+complete=()
+if [[ "${1:-}" == "--complete" ]]; then
+    complete=(--complete)
+    shift
+fi
 if [[ $# -gt 0 ]]; then
     files=("$@")
 else
+    complete=(--complete)
     shopt -s nullglob
     files=("$root"/manifests/*.yaml "$root"/manifests/cert-manager/*.yaml "$root"/examples/demo-cluster.yaml)
     shopt -u nullglob
@@ -54,7 +69,7 @@ failed=0
 for version in "${K8S_VERSIONS[@]}"; do
     echo "==> validating ${#files[@]} manifest files against Kubernetes $version (strict)"
     # -s: ignore the user's site-packages; PYTHONPATH puts our copies first.
-    PYTHONPATH="$pkgs" python3 -s "$root/scripts/validate_manifests.py" "$version" "${files[@]}" || failed=1
+    PYTHONPATH="$pkgs" python3 -s "$root/scripts/validate_manifests.py" "$version" "${complete[@]}" "${files[@]}" || failed=1
 done
 if [[ $failed -eq 0 ]]; then
     echo "all manifests valid"

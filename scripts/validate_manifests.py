@@ -12,8 +12,12 @@ a failure (a typo in apiVersion or kind must not pass silently), except:
   published CRDs) and by check_cert_manager() for the rules cert-manager's
   own webhook adds.
 Duplicate mapping keys, which YAML loaders silently collapse, are errors too.
+The security settings of issue 22 are checked as well, per document and
+across the files of one run: see "Security checks" below.
 
-Usage: python validate_manifests.py K8S_VERSION FILE...
+Usage: python validate_manifests.py K8S_VERSION [--complete] FILE...
+  --complete: FILE... is the whole deployment; each security-relevant kind
+  (Deployment, scheduler config, ClusterRole, NetworkPolicy) must be there.
 Prints one line per document; exits 1 if any document fails.
 """
 
@@ -242,6 +246,7 @@ def check_scheduler_config(doc):
             errors.append(f"{path}.httpTimeout: {timeout!r} is not a duration like 5s")
         if "tlsConfig" in ext:
             _check_fields(ext["tlsConfig"], TLS_FIELDS, f"{path}.tlsConfig", errors)
+        errors += check_extender_client_pair(ext.get("tlsConfig"), f"{path}.tlsConfig")
     if binders > 1:
         errors.append("extenders: only one extender can implement bind")
     return errors
@@ -321,7 +326,235 @@ def check_custom_resource(doc, schema):
     return errors or check_cert_manager(doc)
 
 
-def validate_file(path, k8s_version):
+# --- Security checks (issue 22, docs/security.md) -------------------------
+# Per document:
+# - no string anywhere in any document is the flag that serves the extender
+#   verbs without client authentication;
+# - kube-arbiter's Deployment (a container whose image is named
+#   kube-arbiter) passes --client-ca;
+# - every extender in a KubeSchedulerConfiguration carries the client pair
+#   (check_scheduler_config);
+# - kube-arbiter's ClusterRole grants exactly RBAC_ALLOWED at most, and
+#   RBAC_REQUIRED at least;
+# - kube-arbiter's NetworkPolicy is Ingress-only and each rule admits named
+#   sources to port 8443/TCP only.
+# Across the files of one run (check_set):
+# - the NetworkPolicy selects the Deployment's pods and its port is the
+#   container's;
+# - bindVerb pairing. A KubeSchedulerConfiguration whose extenders have no
+#   bindVerb is a "default" config (manifests/scheduler-config.yaml): nobody
+#   legitimate calls /scheduler/bind, so the Deployment must pass
+#   --disable-bind-verb. When every config in the run has bindVerb
+#   (scheduler-config-enforcer.yaml on its own), the Deployment must not pass
+#   it, or kube-scheduler's binds would get 404. The shipped set holds both
+#   configs: the default one decides, and the enforcer file says to remove
+#   the flag when it is used instead.
+# - with --complete (the default file list): the Deployment, a scheduler
+#   config, the ClusterRole and the NetworkPolicy must all be present.
+
+INSECURE_FLAG = "--insecure-unauthenticated-extender"
+ARBITER = "kube-arbiter"
+ARBITER_PORT = 8443
+
+# (apiGroup, resource, verb) kube-arbiter may be granted: the watch-fed view,
+# the Binding, and the two reviews behind bearer-token authentication.
+_VIEW = [
+    ("", r) for r in ("nodes", "pods", "namespaces", "services", "replicationcontrollers")
+] + [
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("policy", "poddisruptionbudgets"),
+    ("scheduling.k8s.io", "priorityclasses"),
+]
+RBAC_REQUIRED = {
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
+}
+RBAC_ALLOWED = (
+    {(g, r, v) for g, r in _VIEW for v in ("get", "list", "watch")}
+    | {("", "pods/binding", "create")}
+    | RBAC_REQUIRED
+)
+
+
+def _strings(node):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _strings(key)
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+
+
+def check_no_insecure_flag(doc):
+    if any(s.split("=", 1)[0] == INSECURE_FLAG for s in _strings(doc)):
+        return [f"{INSECURE_FLAG}: serves the extender verbs to anyone; never in manifests (docs/security.md)"]
+    return []
+
+
+def _is_arbiter_image(image):
+    name = str(image).split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+    return name == ARBITER
+
+
+def arbiter_containers(doc):
+    """kube-arbiter's containers in a Deployment, or []."""
+    if doc.get("kind") != "Deployment":
+        return []
+    spec = ((doc.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return [c for c in spec.get("containers") or [] if isinstance(c, dict) and _is_arbiter_image(c.get("image"))]
+
+
+def _flag_value(args, flag):
+    """The value of `flag` in args (`--f V` or `--f=V`); "" if given bare, None if absent."""
+    for i, arg in enumerate(args):
+        if arg == flag:
+            return str(args[i + 1]) if i + 1 < len(args) else ""
+        if isinstance(arg, str) and arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def check_arbiter_deployment(doc):
+    errors = []
+    for c in arbiter_containers(doc):
+        args = c.get("args") or []
+        if not _flag_value(args, "--client-ca"):
+            errors.append(
+                f"containers[{c.get('name')}].args: --client-ca FILE is required "
+                "(kube-scheduler's client certificate must chain to it)"
+            )
+    return errors
+
+
+def check_extender_client_pair(tls, path):
+    """kube-arbiter refuses /scheduler/* without kube-scheduler's client
+    certificate: each extender's tlsConfig must carry the pair."""
+    if not isinstance(tls, dict):
+        return [f"{path}: missing; needs kube-scheduler's client certificate (certData/keyData or certFile/keyFile)"]
+    errors = []
+    for data, file, what in (("certData", "certFile", "certificate"), ("keyData", "keyFile", "key")):
+        given = [f for f in (data, file) if tls.get(f)]
+        if not given:
+            errors.append(f"{path}: no client {what} ({data} or {file}); kube-arbiter refuses /scheduler/* without one")
+        elif len(given) > 1:
+            errors.append(f"{path}: both {data} and {file}; give one")
+    return errors
+
+
+def _is_arbiter_object(doc):
+    meta = doc.get("metadata") or {}
+    return meta.get("name") == ARBITER or (meta.get("labels") or {}).get("app.kubernetes.io/name") == ARBITER
+
+
+def check_arbiter_rbac(doc):
+    granted, errors = set(), []
+    for i, rule in enumerate(doc.get("rules") or []):
+        at = f"rules[{i}]"
+        if not isinstance(rule, dict):
+            continue
+        if rule.get("nonResourceURLs"):
+            errors.append(f"{at}: nonResourceURLs are more than kube-arbiter needs")
+        for g in rule.get("apiGroups") or []:
+            for r in rule.get("resources") or []:
+                for v in rule.get("verbs") or []:
+                    if (g, r, v) not in RBAC_ALLOWED:
+                        errors.append(f"{at}: {v} on {r} ({g or 'core'}) is broader than kube-arbiter needs")
+                    granted.add((g, r, v))
+    for g, r, v in sorted(RBAC_REQUIRED - granted):
+        errors.append(f"rules: missing {v} on {g} {r} (bearer-token authentication needs it)")
+    return errors
+
+
+def _port_is_arbiters(port):
+    return isinstance(port, dict) and port.get("port") == ARBITER_PORT and port.get("protocol", "TCP") == "TCP" and "endPort" not in port
+
+
+def check_arbiter_network_policy(doc):
+    spec = doc.get("spec") or {}
+    errors = []
+    if not (spec.get("podSelector") or {}).get("matchLabels"):
+        errors.append("spec.podSelector: must select kube-arbiter's pods by matchLabels")
+    if spec.get("policyTypes") != ["Ingress"]:
+        errors.append("spec.policyTypes: must be [Ingress] (egress to the API server stays open)")
+    rules = spec.get("ingress")
+    if not isinstance(rules, list) or not rules:
+        errors.append("spec.ingress: must list who may reach port 8443")
+        return errors
+    for i, rule in enumerate(rules):
+        at = f"spec.ingress[{i}]"
+        if not isinstance(rule, dict):
+            errors.append(f"{at}: must be a mapping")
+            continue
+        if not rule.get("from"):
+            errors.append(f"{at}.from: empty admits every source; name them")
+        ports = rule.get("ports")
+        if not ports or not all(_port_is_arbiters(p) for p in ports):
+            errors.append(f"{at}.ports: only {ARBITER_PORT}/TCP may be admitted")
+    return errors
+
+
+def security_checks(doc):
+    """Errors for one document (see the comment above)."""
+    errors = check_no_insecure_flag(doc)
+    kind = doc.get("kind")
+    if kind == "Deployment":
+        errors += check_arbiter_deployment(doc)
+    elif kind in ("ClusterRole", "Role") and _is_arbiter_object(doc):
+        errors += check_arbiter_rbac(doc)
+    elif kind == "NetworkPolicy" and _is_arbiter_object(doc):
+        errors += check_arbiter_network_policy(doc)
+    return errors
+
+
+def _name(doc):
+    return f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name', '-')}"
+
+
+def check_set(docs, complete):
+    """Checks across the files of one run; docs is [(path, doc)]. Returns
+    the number of failures, printing one FAIL line each."""
+    failures = []
+    deployments = [(p, d) for p, d in docs if arbiter_containers(d)]
+    configs = [(p, d) for p, d in docs if d.get("kind") == "KubeSchedulerConfiguration"]
+    policies = [(p, d) for p, d in docs if d.get("kind") == "NetworkPolicy" and _is_arbiter_object(d)]
+    roles = [(p, d) for p, d in docs if d.get("kind") == "ClusterRole" and _is_arbiter_object(d)]
+    defaults = [p for p, d in configs if not any(isinstance(e, dict) and e.get("bindVerb") for e in d.get("extenders") or [])]
+    for path, dep in deployments:
+        template = (dep.get("spec") or {}).get("template") or {}
+        labels = (template.get("metadata") or {}).get("labels") or {}
+        containers = arbiter_containers(dep)
+        ports = {p.get("containerPort") for c in containers for p in c.get("ports") or [] if isinstance(p, dict)}
+        disabled = any(_flag_value(c.get("args") or [], "--disable-bind-verb") is not None for c in containers)
+        if configs and defaults and not disabled:
+            failures.append((path, dep, f"{', '.join(defaults)} has no bindVerb: pass --disable-bind-verb so /scheduler/bind is not mounted"))
+        if configs and not defaults and disabled:
+            failures.append((path, dep, "every scheduler config here uses bindVerb, but --disable-bind-verb unmounts /scheduler/bind"))
+        for ppath, policy in policies:
+            wanted = ((policy.get("spec") or {}).get("podSelector") or {}).get("matchLabels") or {}
+            if not wanted or any(labels.get(k) != v for k, v in wanted.items()):
+                failures.append((ppath, policy, f"spec.podSelector {wanted} does not select {_name(dep)}'s pods {labels}"))
+            if ARBITER_PORT not in ports:
+                failures.append((ppath, policy, f"admits port {ARBITER_PORT}, but {_name(dep)} listens on {sorted(ports)}"))
+    if complete:
+        for what, found in (
+            ("a kube-arbiter Deployment", deployments),
+            ("a KubeSchedulerConfiguration", configs),
+            ("kube-arbiter's ClusterRole", roles),
+            ("a NetworkPolicy for kube-arbiter", policies),
+        ):
+            if not found:
+                failures.append(("(set)", {}, f"missing {what}"))
+    for path, doc, message in failures:
+        print(f"FAIL {path} {_name(doc) if doc else 'manifests'}: {message}")
+    return len(failures)
+
+
+def validate_file(path, k8s_version, seen):
+    """Check each document of `path`, appending (path, doc) to `seen`."""
     failures = 0
     try:
         with open(path, encoding="utf-8") as f:
@@ -343,7 +576,8 @@ def validate_file(path, k8s_version):
             print(f"FAIL {path}: a document without apiVersion and kind")
             failures += 1
             continue
-        name = f"{doc['kind']}/{(doc.get('metadata') or {}).get('name', '-')}"
+        seen.append((path, doc))
+        name = _name(doc)
         schema = crd_schema(doc)
         if doc["kind"] == "KubeSchedulerConfiguration":
             errors = check_scheduler_config(doc)
@@ -361,6 +595,7 @@ def validate_file(path, k8s_version):
                 errors = [f"{where}: {e.message}"]
             except kubernetes_validate.SchemaNotFoundError as e:
                 errors = [e.message]
+        errors += security_checks(doc)
         if errors:
             failures += 1
             for err in errors:
@@ -371,11 +606,16 @@ def validate_file(path, k8s_version):
 
 
 def main(argv):
-    if len(argv) < 3:
+    args = argv[1:]
+    complete = "--complete" in args
+    args = [a for a in args if a != "--complete"]
+    if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    k8s_version, files = argv[1], argv[2:]
-    failures = sum(validate_file(f, k8s_version) for f in files)
+    k8s_version, files = args[0], args[1:]
+    seen = []
+    failures = sum(validate_file(f, k8s_version, seen) for f in files)
+    failures += check_set(seen, complete)
     return 1 if failures else 0
 
 

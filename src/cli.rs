@@ -20,7 +20,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve the extender and webhook endpoints over HTTPS.
     Serve(ServeArgs),
-    /// Write a CA and a server certificate for the in-cluster Service.
+    /// Write a CA, a server certificate for the in-cluster Service, and
+    /// kube-scheduler's client certificate.
     Certs(CertsArgs),
     /// Show, for every node, whether a pod fits and why not, with scores.
     Explain(ExplainArgs),
@@ -121,7 +122,8 @@ pub enum LogFormat {
 
 #[derive(Debug, Args)]
 pub struct CertsArgs {
-    /// Directory to write ca.crt, ca.key, tls.crt and tls.key into.
+    /// Directory to write ca.crt, ca.key, tls.crt, tls.key,
+    /// scheduler-client.crt and scheduler-client.key into.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// DNS name for the server certificate (repeatable). Default: the

@@ -39,7 +39,7 @@ fn deployment_mounts_the_files_its_arguments_name() {
         .map(|m| m["mountPath"].as_str().unwrap())
         .collect();
     let args = container["args"].as_array().unwrap();
-    for flag in ["--tls-cert", "--tls-key", "--config"] {
+    for flag in ["--tls-cert", "--tls-key", "--config", "--client-ca"] {
         let i = args.iter().position(|a| a == flag).unwrap();
         let file = args[i + 1].as_str().unwrap();
         assert!(
@@ -92,9 +92,9 @@ fn the_cert_manager_certificate_is_for_the_secret_and_names_the_deployment_uses(
     assert!(names.iter().any(|n| server_name == n), "{server_name}");
 }
 
-/// scripts/validate-manifests.sh on `files` (written into a temp dir):
-/// its exit status and output.
-fn validate(files: &[(&str, String)]) -> (bool, String) {
+/// scripts/validate-manifests.sh with `flags` on `files` (written into a
+/// temp dir): its exit status and output.
+fn validate(flags: &[&str], files: &[(&str, String)]) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let paths: Vec<_> = files
         .iter()
@@ -108,6 +108,7 @@ fn validate(files: &[(&str, String)]) -> (bool, String) {
         env!("CARGO_MANIFEST_DIR"),
         "/scripts/validate-manifests.sh"
     ))
+    .args(flags)
     .args(&paths)
     .output()
     .unwrap();
@@ -179,7 +180,7 @@ fn the_offline_validator_checks_cert_manager_kinds_and_both_scheduler_versions()
         ),
     ];
     files.extend(broken.iter().map(|(name, text, _)| (*name, text.clone())));
-    let (ok, out) = validate(&files);
+    let (ok, out) = validate(&[], &files);
     assert!(!ok, "{out}");
     // Lines are "ok   PATH KIND/NAME (how)" or "FAIL PATH KIND/NAME: why".
     let lines_for = |name: &str| -> Vec<&str> {
@@ -225,4 +226,162 @@ fn the_enforcer_profile_leaves_affinity_and_spread_to_kube_arbiter_alone() {
     assert_eq!(extender["bindVerb"], "bind");
     assert_eq!(extender["ignorable"], false);
     assert_eq!(extender["nodeCacheCapable"], true);
+}
+
+/// `text` with `from` replaced, which must be there.
+fn replaced(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from:?} not found");
+    text.replace(from, to)
+}
+
+/// The FAIL line for `name` in the validator's output that contains
+/// `message` (lines are "FAIL PATH KIND/NAME: why").
+fn assert_refused(out: &str, name: &str, message: &str) {
+    let file = format!("/{name} ");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("FAIL") && l.contains(&file) && l.contains(message)),
+        "{name}: no FAIL line with {message:?}:\n{out}"
+    );
+}
+
+#[test]
+fn the_shipped_manifests_pass_the_security_checks_as_a_complete_set() {
+    let out = std::process::Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/validate-manifests.sh"
+    ))
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("ok ") && l.contains("NetworkPolicy/kube-arbiter")),
+        "{text}"
+    );
+}
+
+/// Issue 22: nothing in manifests/ may serve the extender verbs without
+/// client authentication, and the validator refuses each loosened setting.
+#[test]
+fn the_validator_refuses_the_insecure_flag_and_loosened_security_settings() {
+    let deployment = manifest_text("deployment.yaml");
+    let disable = "            - --disable-bind-verb\n";
+    let client_ca = "            - --client-ca\n            - /etc/kube-arbiter/tls/ca.crt\n";
+    let scheduler = manifest_text("scheduler-config.yaml");
+    let rbac = manifest_text("rbac.yaml");
+    let policy = manifest_text("networkpolicy.yaml");
+    let files = [
+        (
+            "insecure.yaml",
+            replaced(
+                &deployment,
+                disable,
+                "            - --insecure-unauthenticated-extender\n",
+            ),
+        ),
+        ("no-client-ca.yaml", replaced(&deployment, client_ca, "")),
+        (
+            "no-client-key.yaml",
+            replaced(
+                &scheduler,
+                "      keyData: REPLACE_WITH_SCHEDULER_CLIENT_KEY\n",
+                "",
+            ),
+        ),
+        (
+            "broad-rbac.yaml",
+            replaced(
+                &rbac,
+                "    resources: [tokenreviews]\n    verbs: [create]",
+                "    resources: [tokenreviews]\n    verbs: [create, delete]",
+            ),
+        ),
+        (
+            "open-policy.yaml",
+            replaced(
+                &replaced(&policy, "port: 8443", "port: 10250"),
+                "  podSelector:\n    matchLabels:\n      app.kubernetes.io/name: kube-arbiter",
+                "  podSelector:\n    matchLabels:\n      app.kubernetes.io/name: someone-else",
+            ),
+        ),
+    ];
+    let (ok, out) = validate(&[], &files);
+    assert!(!ok, "{out}");
+    assert_refused(&out, "insecure.yaml", "--insecure-unauthenticated-extender");
+    assert_refused(&out, "no-client-ca.yaml", "--client-ca FILE is required");
+    assert_refused(
+        &out,
+        "no-client-key.yaml",
+        "no client key (keyData or keyFile)",
+    );
+    assert_refused(&out, "broad-rbac.yaml", "delete on tokenreviews");
+    assert_refused(&out, "open-policy.yaml", "only 8443/TCP may be admitted");
+    assert_refused(
+        &out,
+        "open-policy.yaml",
+        "does not select Deployment/kube-arbiter",
+    );
+    // The copy without --disable-bind-verb next to a config without bindVerb.
+    assert_refused(&out, "insecure.yaml", "pass --disable-bind-verb");
+}
+
+/// A complete set needs every security-relevant kind, and a Deployment that
+/// unmounts bind must not be paired with configs that all bind.
+#[test]
+fn a_complete_set_needs_the_network_policy_and_matching_bind_settings() {
+    let files = [
+        ("deployment.yaml", manifest_text("deployment.yaml")),
+        (
+            "scheduler-config-enforcer.yaml",
+            manifest_text("scheduler-config-enforcer.yaml"),
+        ),
+    ];
+    let (ok, out) = validate(&["--complete"], &files);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("missing a NetworkPolicy for kube-arbiter"),
+        "{out}"
+    );
+    assert!(out.contains("missing kube-arbiter's ClusterRole"), "{out}");
+    assert_refused(
+        &out,
+        "deployment.yaml",
+        "every scheduler config here uses bindVerb",
+    );
+}
+
+/// cert-manager's kube-scheduler client certificate: the Issuer that signs
+/// the serving certificate (whose ca.crt is --client-ca), the CN the
+/// Deployment allows, client auth only.
+#[test]
+fn the_cert_manager_scheduler_client_is_signed_by_the_client_ca_with_the_allowed_name() {
+    let client = manifest("cert-manager/scheduler-client.yaml");
+    let serving = manifest("cert-manager/certificate.yaml");
+    assert_eq!(client["spec"]["issuerRef"], serving["spec"]["issuerRef"]);
+    assert_eq!(
+        client["spec"]["usages"],
+        serde_json::json!(["digital signature", "client auth"])
+    );
+    let deployment = manifest("deployment.yaml");
+    let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap();
+    let value_of = |flag: &str| {
+        let i = args.iter().position(|a| a == flag).unwrap();
+        args[i + 1].as_str().unwrap()
+    };
+    assert_eq!(
+        client["spec"]["commonName"],
+        value_of("--scheduler-client-name")
+    );
+    // --client-ca is ca.crt of the serving Secret, which cert-manager's CA
+    // Issuer fills with the CA that signed the client certificate.
+    assert_eq!(value_of("--client-ca"), "/etc/kube-arbiter/tls/ca.crt");
+    let volumes = deployment["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap();
+    let tls = volumes.iter().find(|v| v["name"] == "tls").unwrap();
+    assert_eq!(tls["secret"]["secretName"], serving["spec"]["secretName"]);
 }

@@ -117,3 +117,67 @@ fn certs_prints_the_ca_bundle_and_refuses_to_overwrite() {
     assert!(forced.status.success());
     assert_ne!(std::fs::read(dir.path().join("ca.crt")).unwrap(), ca);
 }
+
+/// The pair kube-scheduler presents: `certs` writes it beside the server's,
+/// signed by the same ca.crt (what `serve --client-ca` is given), valid for
+/// client authentication only, CN system:kube-scheduler, key private, and
+/// the printed certData is its base64 (the key's never is).
+#[test]
+fn certs_issues_a_scheduler_client_pair_that_ca_crt_verifies_for_client_auth() {
+    use base64::Engine;
+    use rustls::server::WebPkiClientVerifier;
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, UnixTime};
+    use std::os::unix::fs::PermissionsExt;
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&["certs", "--out", dir.path().to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |f: &str| std::fs::read(dir.path().join(f)).unwrap();
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(&read("ca.crt")).unwrap())
+        .unwrap();
+    let verifier = WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        Arc::new(rustls::crypto::ring::default_provider()),
+    )
+    .build()
+    .unwrap();
+    let verify = |file: &str| {
+        let cert = CertificateDer::from_pem_slice(&read(file)).unwrap();
+        verifier.verify_client_cert(&cert, &[], UnixTime::now())
+    };
+    verify("scheduler-client.crt").unwrap();
+    // The serving certificate is not a client certificate.
+    assert!(verify("tls.crt").is_err());
+
+    let der = CertificateDer::from_pem_slice(&read("scheduler-client.crt")).unwrap();
+    let (_, cert) = x509_parser::parse_x509_certificate(&der).unwrap();
+    let cn: Vec<&str> = cert
+        .subject()
+        .iter_common_name()
+        .map(|cn| cn.as_str().unwrap())
+        .collect();
+    assert_eq!(cn, ["system:kube-scheduler"]);
+    let eku = cert.extended_key_usage().unwrap().unwrap().value;
+    assert!(eku.client_auth && !eku.server_auth, "{eku:?}");
+
+    let mode = std::fs::metadata(dir.path().join("scheduler-client.key"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let b64 = |f: &str| base64::engine::general_purpose::STANDARD.encode(read(f));
+    assert!(stdout.contains(&b64("scheduler-client.crt")), "{stdout}");
+    assert!(!stdout.contains(&b64("scheduler-client.key")), "{stdout}");
+    assert!(stdout.contains("--client-ca"), "{stdout}");
+}
