@@ -1,6 +1,7 @@
 //! The HTTPS edge: router, TLS, limits, metrics, shutdown.
 
 pub mod declared_length;
+pub mod delegated_auth;
 pub mod error;
 pub mod metrics;
 mod middleware;
