@@ -21,6 +21,7 @@ use kube::api::{Api, PostParams};
 use ring::digest;
 
 use self::ttl_cache::{Key, TtlCache};
+use crate::cluster::live::describe;
 
 /// How long a user found for a token is reused, and a token the API server
 /// refused: k8s.io/apiserver's `DelegatingAuthenticationOptions.CacheTTL`
@@ -265,7 +266,8 @@ async fn ask<T>(
     match tokio::time::timeout(REVIEW_TIMEOUT, request).await {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(e)) => Err(AuthFailure::Unavailable(format!(
-            "cannot check credentials: the API server did not answer the {what}: {e}"
+            "cannot check credentials: the API server did not answer the {what}: {}",
+            describe(&e)
         ))),
         Err(_) => Err(AuthFailure::Unavailable(format!(
             "cannot check credentials: the API server did not answer the {what} within {}s",
