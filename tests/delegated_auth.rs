@@ -11,14 +11,26 @@ mod fake_apiserver;
 
 use axum::http::StatusCode;
 use fake_apiserver::FakeApiServer;
+use kube_arbiter::cluster::ClusterView;
 use kube_arbiter::cluster::live::resolve_api_config;
 use kube_arbiter::server::delegated_auth::{Access, AuthFailure, DelegatedAuth};
+use kube_arbiter::server::metrics::Metrics;
 
 const TENANT_A: &str = "system:serviceaccount:tenant-a:default";
 
-async fn delegated_auth(api: &FakeApiServer) -> DelegatedAuth {
+async fn delegated_auth(api: &FakeApiServer, metrics: &Metrics) -> DelegatedAuth {
     let config = resolve_api_config(Some(api.kubeconfig())).await.unwrap();
-    DelegatedAuth::new(config.client().unwrap())
+    DelegatedAuth::new(config.client().unwrap(), metrics)
+}
+
+/// `kube_arbiter_auth_{what}_total{review, result}` as /metrics shows it.
+fn counted(metrics: &Metrics, what: &str, review: &str, result: &str) -> u64 {
+    let line =
+        format!("kube_arbiter_auth_{what}_total{{review=\"{review}\",result=\"{result}\"}} ");
+    let text = metrics.render(&ClusterView::new());
+    text.lines()
+        .find_map(|l| l.strip_prefix(&line))
+        .map_or(0, |n| n.parse().unwrap())
 }
 
 fn get_pods(namespace: &str) -> Access {
@@ -50,7 +62,8 @@ async fn api_with_tenant_a() -> FakeApiServer {
 #[tokio::test]
 async fn a_token_allowed_in_one_namespace_is_forbidden_in_another() {
     let api = api_with_tenant_a().await;
-    let auth = delegated_auth(&api).await;
+    let metrics = Metrics::new();
+    let auth = delegated_auth(&api, &metrics).await;
 
     let user = auth.authenticate("token-a").await.unwrap();
     assert_eq!(user.name, TENANT_A);
@@ -91,7 +104,8 @@ async fn metrics_is_the_non_resource_url_get_metrics() {
     let api = api_with_tenant_a().await;
     api.add_token("token-prom", "prometheus", &[]);
     api.allow_non_resource("prometheus", "get", "/metrics");
-    let auth = delegated_auth(&api).await;
+    let metrics = Metrics::new();
+    let auth = delegated_auth(&api, &metrics).await;
 
     let prometheus = auth.authenticate("token-prom").await.unwrap();
     auth.authorize(&prometheus, &get_metrics()).await.unwrap();
@@ -106,7 +120,8 @@ async fn metrics_is_the_non_resource_url_get_metrics() {
 #[tokio::test]
 async fn an_unknown_token_is_unauthenticated() {
     let api = api_with_tenant_a().await;
-    let auth = delegated_auth(&api).await;
+    let metrics = Metrics::new();
+    let auth = delegated_auth(&api, &metrics).await;
 
     let refused = auth.authenticate("not-a-token").await.unwrap_err();
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
@@ -131,7 +146,8 @@ async fn an_unknown_token_is_unauthenticated() {
 #[tokio::test]
 async fn a_repeated_question_within_the_ttl_sends_no_second_review() {
     let api = api_with_tenant_a().await;
-    let auth = delegated_auth(&api).await;
+    let metrics = Metrics::new();
+    let auth = delegated_auth(&api, &metrics).await;
 
     let user = auth.authenticate("token-a").await.unwrap();
     auth.authorize(&user, &get_pods("tenant-a")).await.unwrap();
@@ -151,11 +167,30 @@ async fn a_repeated_question_within_the_ttl_sends_no_second_review() {
     auth.authenticate("not-a-token").await.unwrap_err();
     assert_eq!(api.review_count(), 4);
 
+    for (review, result) in [
+        ("token", "authenticated"),
+        ("token", "unauthenticated"),
+        ("access", "allowed"),
+        ("access", "denied"),
+    ] {
+        assert_eq!(
+            counted(&metrics, "reviews", review, result),
+            1,
+            "{review} {result}"
+        );
+        assert_eq!(
+            counted(&metrics, "cache_hits", review, result),
+            1,
+            "{review} {result}"
+        );
+    }
+
     // A question not asked before is sent.
     auth.authorize(&user, &get_pods("tenant-c"))
         .await
         .unwrap_err();
     assert_eq!(api.review_count(), 5);
+    assert_eq!(counted(&metrics, "reviews", "access", "denied"), 2);
     let reviews: Vec<String> = api
         .requests()
         .into_iter()
@@ -172,7 +207,8 @@ async fn a_repeated_question_within_the_ttl_sends_no_second_review() {
 async fn an_api_server_that_is_down_is_unavailable_and_not_remembered() {
     let mut api = api_with_tenant_a().await;
     api.add_token("token-b", "system:serviceaccount:tenant-b:default", &[]);
-    let auth = delegated_auth(&api).await;
+    let metrics = Metrics::new();
+    let auth = delegated_auth(&api, &metrics).await;
     let user = auth.authenticate("token-a").await.unwrap();
     auth.authorize(&user, &get_pods("tenant-a")).await.unwrap();
 
@@ -190,6 +226,8 @@ async fn an_api_server_that_is_down_is_unavailable_and_not_remembered() {
         .unwrap_err();
     assert!(matches!(down, AuthFailure::Unavailable(_)), "{down:?}");
     assert!(down.to_string().contains("SubjectAccessReview"), "{down}");
+    assert_eq!(counted(&metrics, "reviews", "token", "unavailable"), 1);
+    assert_eq!(counted(&metrics, "reviews", "access", "unavailable"), 1);
 
     // Back up: the failures were not cached.
     api.restart().await;

@@ -18,10 +18,13 @@ use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
 use kube::api::{Api, PostParams};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use ring::digest;
 
 use self::ttl_cache::{Key, TtlCache};
 use crate::cluster::live::describe;
+use crate::server::metrics::{Metrics, ReviewLabel};
 
 /// How long a user found for a token is reused, and a token the API server
 /// refused: k8s.io/apiserver's `DelegatingAuthenticationOptions.CacheTTL`
@@ -126,6 +129,22 @@ enum Decision {
     Denied(String),
 }
 
+impl Decision {
+    fn result(&self) -> &'static str {
+        match self {
+            Decision::Allowed => "allowed",
+            Decision::Denied(_) => "denied",
+        }
+    }
+}
+
+fn token_result(answer: &Result<User, String>) -> &'static str {
+    match answer {
+        Ok(_) => "authenticated",
+        Err(_) => "unauthenticated",
+    }
+}
+
 /// Asks the API server, through kube-arbiter's own credentials (which need
 /// `create` on `tokenreviews` and `subjectaccessreviews`).
 pub struct DelegatedAuth {
@@ -135,16 +154,28 @@ pub struct DelegatedAuth {
     users: TtlCache<Result<User, String>>,
     /// SHA-256(user, access) → the decision.
     decisions: TtlCache<Decision>,
+    /// [`Metrics::auth_reviews`] and [`Metrics::auth_cache_hits`].
+    reviews: Family<ReviewLabel, Counter>,
+    cache_hits: Family<ReviewLabel, Counter>,
 }
 
 impl DelegatedAuth {
-    pub fn new(client: kube::Client) -> Self {
+    /// Reviews and cache hits are counted in `metrics`.
+    pub fn new(client: kube::Client, metrics: &Metrics) -> Self {
         DelegatedAuth {
             token_reviews: Api::all(client.clone()),
             access_reviews: Api::all(client),
             users: TtlCache::new(CACHE_CAPACITY),
             decisions: TtlCache::new(CACHE_CAPACITY),
+            reviews: metrics.auth_reviews.clone(),
+            cache_hits: metrics.auth_cache_hits.clone(),
         }
+    }
+
+    fn count(counters: &Family<ReviewLabel, Counter>, review: &'static str, result: &'static str) {
+        counters
+            .get_or_create(&ReviewLabel { review, result })
+            .inc();
     }
 
     /// The user `bearer_token` belongs to (upstream `WebhookTokenAuthenticator.AuthenticateToken`
@@ -155,9 +186,15 @@ impl DelegatedAuth {
         }
         let key: Key = sha256(bearer_token.as_bytes());
         let answer = match self.users.get(&key, Instant::now()) {
-            Some(answer) => answer,
+            Some(answer) => {
+                Self::count(&self.cache_hits, "token", token_result(&answer));
+                answer
+            }
             None => {
-                let answer = self.review_token(bearer_token).await?;
+                let answer = self.review_token(bearer_token).await.inspect_err(|_| {
+                    Self::count(&self.reviews, "token", "unavailable");
+                })?;
+                Self::count(&self.reviews, "token", token_result(&answer));
                 let ttl = match answer {
                     Ok(_) => AUTHENTICATED_TTL,
                     Err(_) => UNAUTHENTICATED_TTL,
@@ -178,9 +215,15 @@ impl DelegatedAuth {
     pub async fn authorize(&self, user: &User, access: &Access) -> Result<(), AuthFailure> {
         let key = access_key(user, access);
         let decision = match self.decisions.get(&key, Instant::now()) {
-            Some(decision) => decision,
+            Some(decision) => {
+                Self::count(&self.cache_hits, "access", decision.result());
+                decision
+            }
             None => {
-                let decision = self.review_access(user, access).await?;
+                let decision = self.review_access(user, access).await.inspect_err(|_| {
+                    Self::count(&self.reviews, "access", "unavailable");
+                })?;
+                Self::count(&self.reviews, "access", decision.result());
                 let ttl = match decision {
                     Decision::Allowed => ALLOWED_TTL,
                     Decision::Denied(_) => DENIED_TTL,
