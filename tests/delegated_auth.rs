@@ -94,7 +94,7 @@ async fn a_token_allowed_in_one_namespace_is_forbidden_in_another() {
     assert!(
         refused
             .to_string()
-            .ends_with("may not get pods in all namespaces"),
+            .ends_with("may not get pods at the cluster scope"),
         "{refused}"
     );
 }

@@ -39,7 +39,8 @@ pub const DENIED_TTL: Duration = Duration::from_secs(10);
 /// Entries per cache (tokens, access answers): bounds memory whatever
 /// callers send.
 pub const CACHE_CAPACITY: usize = 4096;
-/// One review's deadline, as `DelegatingAuthorizationOptions.ClientTimeout`.
+/// One review's deadline, as upstream's `TokenRequestTimeout` and
+/// `DelegatingAuthorizationOptions.ClientTimeout` (10 s each).
 pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An authenticated caller, as the API server's TokenReview names it.
@@ -68,8 +69,10 @@ pub enum Access {
 }
 
 impl fmt::Display for Access {
-    /// "get pods in namespace \"b\"", "list pods in all namespaces",
-    /// "get priorityclasses.scheduling.k8s.io \"high\"", "get path \"/metrics\"".
+    /// "get pods in namespace \"b\"", "list pods at the cluster scope" (no
+    /// namespace: every one, worded as RBAC's refusals word it),
+    /// "get priorityclasses.scheduling.k8s.io \"high\" at the cluster scope",
+    /// "get path \"/metrics\"".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Access::Resource {
@@ -88,7 +91,7 @@ impl fmt::Display for Access {
                 }
                 match namespace {
                     Some(ns) => write!(f, " in namespace {ns:?}"),
-                    None => write!(f, " in all namespaces"),
+                    None => write!(f, " at the cluster scope"),
                 }
             }
             Access::NonResource { verb, path } => write!(f, "{verb} path {path:?}"),
@@ -491,7 +494,7 @@ mod tests {
         };
         assert_eq!(
             list_all.to_string(),
-            r#"list priorityclasses.scheduling.k8s.io "high" in all namespaces"#
+            r#"list priorityclasses.scheduling.k8s.io "high" at the cluster scope"#
         );
         let metrics = Access::NonResource {
             verb: "get",
