@@ -239,3 +239,34 @@ async fn an_api_server_that_is_down_is_unavailable_and_not_remembered() {
         "{refused:?}"
     );
 }
+
+/// The router shares one `DelegatedAuth` among request tasks on every
+/// worker thread: it and its futures are Send + Sync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_tasks_on_many_threads_share_one_delegated_auth() {
+    let api = api_with_tenant_a().await;
+    let metrics = Metrics::new();
+    let auth = std::sync::Arc::new(delegated_auth(&api, &metrics).await);
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let auth = auth.clone();
+            tokio::spawn(async move {
+                let user = auth.authenticate("token-a").await?;
+                auth.authorize(&user, &get_pods("tenant-a")).await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    // Concurrent first questions may each be sent; later ones are not.
+    let sent = api.review_count();
+    assert!((2..=16).contains(&sent), "{sent}");
+    auth.authorize(
+        &auth.authenticate("token-a").await.unwrap(),
+        &get_pods("tenant-a"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(api.review_count(), sent);
+}

@@ -12,8 +12,7 @@
 //! that is not up yet, or restarts: objects and history survive). It also
 //! answers TokenReviews and SubjectAccessReviews from the tokens and grants
 //! a test gives it ([`FakeApiServer::add_token`], [`FakeApiServer::allow`]).
-//! Plain
-//! HTTP, or HTTPS with its own CA as a real API server serves
+//! Plain HTTP, or HTTPS with its own CA as a real API server serves
 //! ([`FakeApiServer::start_tls`]).
 #![allow(dead_code)] // each test binary uses a different part of it
 
@@ -372,7 +371,8 @@ impl FakeApiServer {
     /// `system:authenticated`, as every authenticated user is).
     pub fn add_token(&self, token: &str, username: &str, groups: &[&str]) {
         let groups = groups.iter().map(|g| g.to_string()).collect();
-        (self.lock().identities.tokens).insert(token.into(), (username.into(), groups));
+        let identity = (username.to_string(), groups);
+        self.lock().identities.tokens.insert(token.into(), identity);
     }
 
     /// RBAC grants `username` `verb` on `resource` (`"pods"`, or
