@@ -26,6 +26,7 @@ pub use self::api_config::{ApiConfig, LiveError, resolve_api_config};
 pub use self::list_once::list_once;
 use self::store::Update;
 use self::watch::Report;
+pub(crate) use self::watch::describe;
 use super::{Binder, ClusterView, Kind};
 use crate::config::LiveSettings;
 use crate::model::{

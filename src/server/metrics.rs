@@ -35,6 +35,14 @@ pub struct ResultLabel {
     pub result: &'static str,
 }
 
+/// review: token (TokenReview) or access (SubjectAccessReview); result:
+/// authenticated, unauthenticated, allowed, denied or unavailable.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReviewLabel {
+    pub review: &'static str,
+    pub result: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct WhatLabel {
     pub what: &'static str,
@@ -48,6 +56,10 @@ pub struct Metrics {
     pub pod_admissions: Family<ResultLabel, Counter>,
     /// PriorityClass validation decisions by result.
     pub priority_class_admissions: Family<ResultLabel, Counter>,
+    /// Reviews sent to the API server, by review and result.
+    pub auth_reviews: Family<ReviewLabel, Counter>,
+    /// Review answers reused from the delegated auth caches.
+    pub auth_cache_hits: Family<ReviewLabel, Counter>,
     view_objects: Family<KindLabel, Gauge>,
     view_reloads: Counter<u64, AtomicU64>,
     view_reload_failures: Counter<u64, AtomicU64>,
@@ -91,6 +103,8 @@ impl Metrics {
         let view_objects = Family::<KindLabel, Gauge>::default();
         let pod_admissions = Family::<ResultLabel, Counter>::default();
         let priority_class_admissions = Family::<ResultLabel, Counter>::default();
+        let auth_reviews = Family::<ReviewLabel, Counter>::default();
+        let auth_cache_hits = Family::<ReviewLabel, Counter>::default();
         let view_reloads = Counter::default();
         let view_reload_failures = Counter::default();
         let view_ready = Gauge::default();
@@ -134,6 +148,17 @@ impl Metrics {
             "admission_priorityclass_decisions",
             "PriorityClass validation decisions by result (allowed, denied, ignored)",
             priority_class_admissions.clone(),
+        );
+        registry.register(
+            "auth_reviews",
+            "TokenReviews (review=token) and SubjectAccessReviews (review=access) sent to the \
+             API server, by result (authenticated, unauthenticated, allowed, denied, unavailable)",
+            auth_reviews.clone(),
+        );
+        registry.register(
+            "auth_cache_hits",
+            "Review answers reused from the delegated auth caches, by review and result",
+            auth_cache_hits.clone(),
         );
         registry.register(
             "view_objects",
@@ -236,6 +261,8 @@ impl Metrics {
             request_seconds,
             pod_admissions,
             priority_class_admissions,
+            auth_reviews,
+            auth_cache_hits,
             view_objects,
             view_reloads,
             view_reload_failures,

@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod declared_length;
+pub mod delegated_auth;
 pub mod error;
 pub mod metrics;
 mod middleware;

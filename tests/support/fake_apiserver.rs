@@ -9,8 +9,10 @@
 //! bindings or hold each one for a random time before committing it (a
 //! real API server's Binding takes tens of ms), record a scheduling failure
 //! in a pod's status, and stop and start the server on its address (an API server
-//! that is not up yet, or restarts: objects and history survive). Plain
-//! HTTP, or HTTPS with its own CA as a real API server serves
+//! that is not up yet, or restarts: objects and history survive). It also
+//! answers TokenReviews and SubjectAccessReviews from the tokens and grants
+//! a test gives it ([`FakeApiServer::add_token`], [`FakeApiServer::allow`]).
+//! Plain HTTP, or HTTPS with its own CA as a real API server serves
 //! ([`FakeApiServer::start_tls`]).
 #![allow(dead_code)] // each test binary uses a different part of it
 
@@ -89,6 +91,7 @@ struct Inner {
     binding_count: u64,
     bindings: Vec<Value>,
     requests: Vec<String>,
+    identities: Identities,
 }
 
 #[derive(Clone)]
@@ -364,6 +367,42 @@ impl FakeApiServer {
         }
     }
 
+    /// Bearer `token` authenticates as `username` in `groups` (and
+    /// `system:authenticated`, as every authenticated user is).
+    pub fn add_token(&self, token: &str, username: &str, groups: &[&str]) {
+        let groups = groups.iter().map(|g| g.to_string()).collect();
+        let identity = (username.to_string(), groups);
+        self.lock().identities.tokens.insert(token.into(), identity);
+    }
+
+    /// RBAC grants `username` `verb` on `resource` (`"pods"`, or
+    /// `"priorityclasses.scheduling.k8s.io"` outside the core group; `"*"`
+    /// any) in `namespace` (None: every namespace and cluster scope, as a
+    /// ClusterRoleBinding does).
+    pub fn allow(&self, username: &str, verb: &str, resource: &str, namespace: Option<&str>) {
+        self.lock().identities.grants.push(Grant::Resource {
+            user: username.into(),
+            verb: verb.into(),
+            resource: resource.into(),
+            namespace: namespace.map(String::from),
+        });
+    }
+
+    /// RBAC grants `username` `verb` on the nonResourceURL `path` (a
+    /// trailing `*` matches any rest).
+    pub fn allow_non_resource(&self, username: &str, verb: &str, path: &str) {
+        self.lock().identities.grants.push(Grant::NonResource {
+            user: username.into(),
+            verb: verb.into(),
+            path: path.into(),
+        });
+    }
+
+    /// TokenReviews and SubjectAccessReviews answered so far.
+    pub fn review_count(&self) -> u64 {
+        self.lock().identities.reviews
+    }
+
     /// Binding bodies received so far.
     pub fn bindings(&self) -> Vec<Value> {
         self.lock().bindings.clone()
@@ -573,6 +612,9 @@ async fn handle(State(shared): State<Shared>, req: Request) -> Response {
         let body = axum::body::to_bytes(req.into_body(), 1 << 20)
             .await
             .unwrap();
+        if let Some(answer) = answer_review(&shared, &path, &body) {
+            return answer;
+        }
         let (latency, refuse) = binding_latency(&shared);
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
@@ -843,4 +885,152 @@ pub fn running_pod(name: &str, app: &str, node: &str) -> Value {
            "labels": {"app": app}},
            "spec": {"nodeName": node, "containers": [{"name": "c"}]},
            "status": {"phase": "Running"}})
+}
+
+/// Who tokens belong to and what users may do: what the API server's
+/// authenticators and RBAC would answer.
+#[derive(Default)]
+struct Identities {
+    /// token → (username, groups)
+    tokens: HashMap<String, (String, Vec<String>)>,
+    grants: Vec<Grant>,
+    reviews: u64,
+}
+
+enum Grant {
+    Resource {
+        user: String,
+        verb: String,
+        resource: String,
+        namespace: Option<String>,
+    },
+    NonResource {
+        user: String,
+        verb: String,
+        path: String,
+    },
+}
+
+/// POST tokenreviews / subjectaccessreviews: the review echoed back with its
+/// status filled, 201 as the real create answers; None for other paths.
+fn answer_review(shared: &Shared, path: &str, body: &[u8]) -> Option<Response> {
+    let kind = match path {
+        "/apis/authentication.k8s.io/v1/tokenreviews" => "TokenReview",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews" => "SubjectAccessReview",
+        _ => return None,
+    };
+    let bad = |message: &str| Some(json_response(400, &status(400, "BadRequest", message)));
+    let mut review: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return bad(&e.to_string()),
+    };
+    if review["kind"] != kind {
+        return bad(&format!("expected kind {kind}, got {}", review["kind"]));
+    }
+    let mut inner = shared.inner.lock().unwrap();
+    inner.identities.reviews += 1;
+    let answer = if kind == "TokenReview" {
+        token_review_status(&inner.identities, &review["spec"])
+    } else {
+        access_review_status(&inner.identities, &review["spec"])
+    };
+    match answer {
+        Ok(status) => {
+            review["status"] = status;
+            Some(json_response(201, &review))
+        }
+        Err(message) => bad(&message),
+    }
+}
+
+/// Upstream `tokenreview.REST.Create`: the user a known token names, or
+/// `authenticated` absent with an error.
+fn token_review_status(ids: &Identities, spec: &Value) -> Result<Value, String> {
+    let token = spec["token"].as_str().unwrap_or("");
+    if token.is_empty() {
+        return Err("token is required for TokenReview in authentication".into());
+    }
+    let Some((username, groups)) = ids.tokens.get(token) else {
+        return Ok(json!({"user": {}, "error": "[invalid bearer token, token lookup failed]"}));
+    };
+    let mut groups = groups.clone();
+    groups.push("system:authenticated".into());
+    Ok(json!({"authenticated": true,
+              "user": {"username": username, "uid": format!("uid-{username}"), "groups": groups},
+              "audiences": ["https://kubernetes.default.svc.cluster.local"]}))
+}
+
+/// Upstream `subjectaccessreview.REST.Create` over RBAC: allowed with the
+/// binding as reason, or not allowed with no reason (RBAC gives none).
+fn access_review_status(ids: &Identities, spec: &Value) -> Result<Value, String> {
+    let user = spec["user"].as_str().unwrap_or("");
+    let has_groups = spec["groups"].as_array().is_some_and(|g| !g.is_empty());
+    if user.is_empty() && !has_groups {
+        return Err("at least one of user or group must be specified".into());
+    }
+    let resource = spec["resourceAttributes"].as_object();
+    let non_resource = spec["nonResourceAttributes"].as_object();
+    if resource.is_some() == non_resource.is_some() {
+        return Err(
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified".into(),
+        );
+    }
+    let text = |attrs: &serde_json::Map<String, Value>, key: &str| {
+        attrs
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let allowed = ids
+        .grants
+        .iter()
+        .any(|grant| match (grant, resource, non_resource) {
+            (
+                Grant::Resource {
+                    user: u,
+                    verb,
+                    resource: r,
+                    namespace,
+                },
+                Some(attrs),
+                _,
+            ) => {
+                let group = text(attrs, "group");
+                let wanted = match group.as_str() {
+                    "" => text(attrs, "resource"),
+                    g => format!("{}.{g}", text(attrs, "resource")),
+                };
+                let ns = text(attrs, "namespace");
+                u == user
+                    && (verb == "*" || *verb == text(attrs, "verb"))
+                    && (r == "*" || *r == wanted)
+                    && namespace
+                        .as_ref()
+                        .is_none_or(|n| !ns.is_empty() && *n == ns)
+            }
+            (
+                Grant::NonResource {
+                    user: u,
+                    verb,
+                    path,
+                },
+                _,
+                Some(attrs),
+            ) => {
+                let wanted = text(attrs, "path");
+                let path_matches = match path.strip_suffix('*') {
+                    Some(prefix) => wanted.starts_with(prefix),
+                    None => *path == wanted,
+                };
+                u == user && (verb == "*" || *verb == text(attrs, "verb")) && path_matches
+            }
+            _ => false,
+        });
+    Ok(if allowed {
+        json!({"allowed": true,
+               "reason": format!("RBAC: allowed by ClusterRoleBinding \"fake\" of ClusterRole \"fake\" to User \"{user}\"")})
+    } else {
+        json!({"allowed": false})
+    })
 }

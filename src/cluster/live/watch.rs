@@ -63,7 +63,7 @@ impl Failure {
 
 /// The error and its sources, each said once ("client error (Connect)"
 /// alone does not say the connection was refused).
-fn describe(error: &dyn std::error::Error) -> String {
+pub(crate) fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(s) = source {
