@@ -27,7 +27,7 @@ command -v wrk >/dev/null || { echo "wrk is not installed: apt-get install -y wr
 [ -f "$state" ] || { echo "cluster state $state not found" >&2; exit 2; }
 
 log=$(mktemp)
-RUST_LOG=${RUST_LOG:-warn} "$bin" serve --listen "127.0.0.1:${port}" --cluster-state "$state" 2>"$log" &
+RUST_LOG=${RUST_LOG:-warn} "$bin" serve --listen "127.0.0.1:${port}" --insecure-unauthenticated-extender --cluster-state "$state" 2>"$log" &
 server=$!
 stop() {
     kill "$server" 2>/dev/null || true

@@ -11,7 +11,7 @@ file=target/synth-$nodes-$pods${extra:+-verbose}.json
 echo "file: $file ($(du -m "$file" | cut -f1) MB)"
 port=$((20000 + RANDOM % 20000))
 start=$(date +%s.%N)
-target/release/kube-arbiter serve --cluster-state "$file" --listen 127.0.0.1:$port --log-format json \
+target/release/kube-arbiter serve --insecure-unauthenticated-extender --cluster-state "$file" --listen 127.0.0.1:$port --log-format json \
   > target/load-time.log 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT

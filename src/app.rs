@@ -16,6 +16,8 @@ use crate::cluster::{Binder, ClusterView, InFlight, assume};
 use crate::config::{Config, LiveSettings};
 use crate::explain::{self, ExplainError, Target};
 use crate::server::access::{AccessRules, Callers};
+use crate::server::delegated_auth::DelegatedAuth;
+use crate::server::people::PeopleAuth;
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
 use crate::server::{self, AppState, ServeError, ServeOptions};
 
@@ -131,7 +133,10 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
             }
         };
         let in_flight = source.in_flight(&config.live);
-        let state = AppState::new(view, config)
+        let state = AppState::new(view, config);
+        let people = source.people_auth(&state);
+        let state = state
+            .with_people(people)
             .with_binder(source.binder())
             .with_in_flight(in_flight)
             .with_access(access)
@@ -223,6 +228,23 @@ impl ClusterSource {
         match self {
             Self::File { .. } => Binder::ViewOnly,
             Self::Live(live) => live.binder(),
+        }
+    }
+
+    /// How people and tools are checked: by the API server's TokenReview
+    /// and SubjectAccessReview when there is one; loopback callers only
+    /// with a state file.
+    fn people_auth(&self, state: &AppState) -> PeopleAuth {
+        match self {
+            Self::File { .. } => {
+                tracing::info!(
+                    "no API server to review tokens: /debug/*, /scale-in and /metrics answer loopback callers only"
+                );
+                PeopleAuth::LoopbackOnly
+            }
+            Self::Live(live) => {
+                PeopleAuth::Delegated(Arc::new(DelegatedAuth::new(live.client(), &state.metrics)))
+            }
         }
     }
 

@@ -278,8 +278,16 @@ async fn burst_report() {
 /// 1–50 ms, so a wait this long only ends early, never by timing out.
 const PATIENT: &str = "live:\n  inFlightWaitMillis: 20000\n";
 
+/// The server's /metrics text, read with the token the fake API server
+/// knows for Prometheus.
+async fn metrics_text(bench: &Bench) -> String {
+    let request = bench.client.get(bench.server.url("/metrics"));
+    let response = request.bearer_auth(fake_apiserver::METRICS_TOKEN).send();
+    response.await.unwrap().text().await.unwrap()
+}
+
 async fn scrape(bench: &Bench, name: &str) -> f64 {
-    let text = common::get_text(&bench.client, &bench.server.url("/metrics")).await;
+    let text = metrics_text(bench).await;
     common::metric(&text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
 
@@ -312,7 +320,7 @@ async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
 
 /// How long the in-flight waits took, bucket by bucket (cumulative).
 async fn print_wait_histogram(bench: &Bench) {
-    let text = common::get_text(&bench.client, &bench.server.url("/metrics")).await;
+    let text = metrics_text(bench).await;
     for line in text
         .lines()
         .filter(|l| l.starts_with("kube_arbiter_in_flight_wait_seconds"))
@@ -386,6 +394,7 @@ impl Bench {
             let text = self
                 .client
                 .get(self.server.url("/metrics"))
+                .bearer_auth(fake_apiserver::METRICS_TOKEN)
                 .send()
                 .await
                 .ok()?

@@ -229,7 +229,12 @@ async fn an_api_server_restart_is_one_warning_one_error_past_stale_and_one_recov
 }
 
 async fn reqwest_metrics(s: &Served) -> String {
-    let r = s.client.get(s.server.url("/metrics")).send().await.unwrap();
+    let request = s.client.get(s.server.url("/metrics"));
+    let r = request
+        .bearer_auth(fake_apiserver::METRICS_TOKEN)
+        .send()
+        .await
+        .unwrap();
     r.text().await.unwrap()
 }
 

@@ -29,6 +29,32 @@ fn shutdown_drains_before_the_kubelet_kills_the_pod() {
 }
 
 #[test]
+fn the_deployments_arguments_are_ones_serve_accepts_securely() {
+    use clap::Parser;
+    use kube_arbiter::cli::{Cli, Command};
+    let deployment = manifest("deployment.yaml");
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<String> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let cli = Cli::try_parse_from(std::iter::once("kube-arbiter".to_string()).chain(args))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let Command::Serve(serve) = cli.command else {
+        panic!("the Deployment does not run serve");
+    };
+    assert!(serve.client_ca.is_some());
+    assert!(!serve.insecure_unauthenticated_extender);
+    assert_eq!(serve.scheduler_client_names, ["system:kube-scheduler"]);
+    assert!(
+        serve.disable_bind_verb,
+        "the shipped scheduler-config.yaml has no bindVerb"
+    );
+}
+
+#[test]
 fn deployment_mounts_the_files_its_arguments_name() {
     let deployment = manifest("deployment.yaml");
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];

@@ -27,6 +27,26 @@ fn pending(namespace: &str, name: &str, scheduler: &str) -> Value {
            "status": {"phase": "Pending"}})
 }
 
+const TENANT_A: &str = "system:serviceaccount:tenant-a:default";
+const TENANT_A_TOKEN: &str = "tenant-a-token";
+
+fn running_in(namespace: &str, name: &str, app: &str, node: &str) -> Value {
+    let mut pod = running_pod(name, app, node);
+    pod["metadata"]["namespace"] = namespace.into();
+    pod
+}
+
+/// A tenant-a pod with required anti-affinity to tenant-b's database: its
+/// explanation would name tenant-b's pod and node.
+fn nosy_pending() -> Value {
+    let mut pod = pending("tenant-a", "nosy", "default-scheduler");
+    pod["metadata"]["labels"] = json!({"app": "nosy"});
+    pod["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "secret-db"}}, "namespaces": ["tenant-b"],
+         "topologyKey": "kubernetes.io/hostname"}]}});
+    pod
+}
+
 struct Live {
     api: FakeApiServer,
     _dir: tempfile::TempDir,
@@ -51,8 +71,14 @@ async fn start() -> Live {
             pending("tenant-b", "victim", "default-scheduler"),
             pending("tenant-b", "gpu-job", "gpu-scheduler"),
             running_pod("web-1", "web", "n1"),
+            running_in("tenant-b", "ledger-primary-0", "secret-db", "n1"),
+            running_in("tenant-a", "api-0", "api", "n2"),
+            nosy_pending(),
         ],
     );
+    api.add_token(TENANT_A_TOKEN, TENANT_A, &[]);
+    api.allow(TENANT_A, "get", "pods", Some("tenant-a"));
+    api.allow(TENANT_A, "list", "pods", Some("tenant-a"));
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("security-live-ca");
     let args = live_serve_args(&ca, dir.path(), api.kubeconfig(), None);
@@ -161,4 +187,138 @@ async fn kube_scheduler_binds_only_what_it_may() {
         "{again}"
     );
     assert_eq!(live.api.bindings().len(), 1);
+}
+
+impl Live {
+    /// A request by a person or tool: no client certificate, `token` as the
+    /// bearer token when given.
+    async fn ask(&self, token: Option<&str>, path: &str, body: Option<Value>) -> (u16, String) {
+        let http = anonymous_client(&self.ca.cert_pem, self.server.addr)
+            .build()
+            .unwrap();
+        let mut request = match &body {
+            Some(body) => http.post(self.server.url(path)).json(body),
+            None => http.get(self.server.url(path)),
+        };
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let challenge = response.headers().get("www-authenticate").cloned();
+        let text = response.text().await.unwrap();
+        if status == 401 {
+            assert_eq!(challenge.unwrap(), "Bearer", "{path}");
+        }
+        (status, text)
+    }
+}
+
+fn scale_in(namespace: &str, app: &str) -> Option<Value> {
+    Some(json!({"namespace": namespace, "selector": {"matchLabels": {"app": app}}, "count": 1}))
+}
+
+#[tokio::test]
+async fn people_routes_need_a_token_the_api_server_knows() {
+    let live = start().await;
+    let explain = "/debug/explain?namespace=tenant-b&name=victim";
+    for (path, body) in [
+        (explain, None),
+        ("/scale-in", scale_in("tenant-b", "secret-db")),
+        ("/metrics", None),
+    ] {
+        let (status, text) = live.ask(None, path, body.clone()).await;
+        assert_eq!(status, 401, "{path}: {text}");
+        assert!(!text.contains("ledger-primary-0"), "{text}");
+        let (status, text) = live.ask(Some("forged"), path, body).await;
+        assert_eq!(status, 401, "{path}: {text}");
+    }
+    // The scheduler's certificate is no token: it reads nothing here.
+    let http = client(&live.ca.cert_pem, live.server.addr).build().unwrap();
+    let response = http.get(live.server.url(explain)).send().await.unwrap();
+    assert_eq!(response.status(), 401);
+}
+
+#[tokio::test]
+async fn a_token_reads_the_namespaces_its_user_may_read_and_no_other() {
+    let live = start().await;
+    let token = Some(TENANT_A_TOKEN);
+    let (status, text) = live
+        .ask(token, "/debug/explain?namespace=tenant-a&name=api-0", None)
+        .await;
+    assert_eq!(status, 200, "{text}");
+    let (status, text) = live
+        .ask(token, "/scale-in", scale_in("tenant-a", "api"))
+        .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("api-0"), "{text}");
+
+    let (status, text) = live
+        .ask(token, "/debug/explain?namespace=tenant-b&name=victim", None)
+        .await;
+    assert_eq!(status, 403, "{text}");
+    assert!(
+        text.contains(TENANT_A) && text.contains("tenant-b"),
+        "{text}"
+    );
+    let (status, text) = live
+        .ask(token, "/scale-in", scale_in("tenant-b", "secret-db"))
+        .await;
+    assert_eq!(status, 403, "{text}");
+    assert!(!text.contains("ledger-primary-0"), "{text}");
+    let mut posted = pending("tenant-b", "probe", "default-scheduler");
+    posted["spec"]["nodeName"] = "".into();
+    let (status, _) = live.ask(token, "/debug/explain", Some(posted)).await;
+    assert_eq!(
+        status, 403,
+        "a posted pod of another namespace is refused too"
+    );
+}
+
+#[tokio::test]
+async fn an_explanation_naming_another_namespaces_pods_needs_leave_to_list_them() {
+    let live = start().await;
+    let token = Some(TENANT_A_TOKEN);
+    let nosy = "/debug/explain?namespace=tenant-a&name=nosy";
+    let (status, text) = live.ask(token, nosy, None).await;
+    assert_eq!(status, 403, "{text}");
+    assert!(
+        text.contains("names pods in namespace \\\"tenant-b"),
+        "{text}"
+    );
+    assert!(!text.contains("ledger-primary-0"), "{text}");
+
+    // A refusal is remembered for up to 10 s: another user, with leave.
+    let ops = "system:serviceaccount:tenant-a:ops";
+    live.api.add_token("ops-token", ops, &[]);
+    live.api.allow(ops, "get", "pods", Some("tenant-a"));
+    live.api.allow(ops, "list", "pods", Some("tenant-b"));
+    let (status, text) = live.ask(Some("ops-token"), nosy, None).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("tenant-b/ledger-primary-0"), "{text}");
+}
+
+#[tokio::test]
+async fn metrics_need_leave_to_get_the_metrics_url() {
+    let live = start().await;
+    let (status, text) = live.ask(Some(TENANT_A_TOKEN), "/metrics", None).await;
+    assert_eq!(status, 403, "{text}");
+    live.api.allow_non_resource(TENANT_A, "get", "/metrics");
+    // The refusal above is remembered for up to 10 s; a new user is not.
+    live.api.add_token(
+        "prometheus-token",
+        "system:serviceaccount:monitoring:prometheus",
+        &[],
+    );
+    live.api.allow_non_resource(
+        "system:serviceaccount:monitoring:prometheus",
+        "get",
+        "/metrics",
+    );
+    let (status, text) = live.ask(Some("prometheus-token"), "/metrics", None).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.contains("kube_arbiter_bindings_refused_total"),
+        "{text}"
+    );
 }

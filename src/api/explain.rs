@@ -13,8 +13,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 
-use super::{json_response, on_snapshot};
-use crate::explain::{Explanation, explain, explain_in_view, parse_pod, render_table};
+use super::{decide_on_snapshot, json_response};
+use crate::explain::{
+    Explanation, explain, explain_in_view, namespaces_named, parse_pod, render_table,
+};
+use crate::server::people::Caller;
 use crate::server::{ApiError, AppState};
 
 pub fn routes() -> Router<AppState> {
@@ -62,6 +65,7 @@ impl Format {
 
 async fn named(
     State(state): State<AppState>,
+    caller: Caller,
     headers: HeaderMap,
     query: Result<Query<PodName>, QueryRejection>,
 ) -> Response {
@@ -78,28 +82,73 @@ async fn named(
         )
         .into_response();
     };
-    on_snapshot(&state, move |snapshot, config| {
-        explain_in_view(snapshot, &namespace, &name, config)
-            .map(|e| format.answer(&e))
-            .ok_or_else(|| {
+    let answer = async {
+        // Asked before looking: a refused caller learns nothing, not even
+        // whether the pod exists.
+        caller.may_read_pods(&state, "get", &namespace).await?;
+        let ns = namespace.clone();
+        let e = decide_on_snapshot(&state, move |snapshot, config| {
+            explain_in_view(snapshot, &ns, &name, config).ok_or_else(|| {
                 ApiError::new(
                     StatusCode::NOT_FOUND,
                     format!(
-                        "pod {namespace}/{name} is not in kube-arbiter's cluster view \
+                        "pod {ns}/{name} is not in kube-arbiter's cluster view \
                          (POST it to /debug/explain to explain a pod that does not exist yet)"
                     ),
                 )
             })
-    })
-    .await
+        })
+        .await?;
+        may_read_what_it_names(&state, &caller, &namespace, &e).await?;
+        Ok::<_, ApiError>(format.answer(&e))
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn posted(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+async fn posted(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let format = Format::of(&headers);
-    on_snapshot(&state, move |snapshot, config| {
+    let answer = async {
         let pod = parse_pod(&body)
             .map_err(|e| ApiError::bad_request(format!("request body is not a Pod: {e}")))?;
-        Ok(format.answer(&explain(snapshot, &pod, config)))
-    })
-    .await
+        let namespace = pod.metadata.namespace.clone();
+        caller.may_read_pods(&state, "get", &namespace).await?;
+        let e = decide_on_snapshot(&state, move |snapshot, config| {
+            Ok(explain(snapshot, &pod, config))
+        })
+        .await?;
+        may_read_what_it_names(&state, &caller, &namespace, &e).await?;
+        Ok::<_, ApiError>(format.answer(&e))
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The answer names pods of other namespaces (victims, the pods a node's
+/// (anti-)affinity failed on): the caller must be allowed to list pods
+/// there too, or gets none of it.
+async fn may_read_what_it_names(
+    state: &AppState,
+    caller: &Caller,
+    own: &str,
+    e: &Explanation,
+) -> Result<(), ApiError> {
+    for namespace in namespaces_named(e).iter().filter(|n| *n != own) {
+        caller
+            .may_read_pods(state, "list", namespace)
+            .await
+            .map_err(|refused| {
+                ApiError::new(
+                    refused.status,
+                    format!(
+                        "the explanation names pods in namespace {namespace:?}: {}",
+                        refused.message
+                    ),
+                )
+            })?;
+    }
+    Ok(())
 }

@@ -137,6 +137,24 @@ async fn on_snapshot(
     }
 }
 
+/// `work`'s value on the current snapshot and settings, computed on the
+/// blocking pool (for handlers that check the answer before sending it).
+async fn decide_on_snapshot<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce(&Snapshot, &Config) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let snapshot = state.snapshot()?;
+    let config = state.config.clone();
+    tokio::task::spawn_blocking(move || work(&snapshot, &config))
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("request handling failed: {e}"),
+            )
+        })?
+}
+
 /// [`on_snapshot`] for a request body of `body_len` bytes, run as
 /// [`run_sized`] runs it.
 async fn on_snapshot_sized(

@@ -3,9 +3,11 @@
 //! spread holds, and the pod-deletion-cost annotations that make the
 //! controller delete exactly those.
 
+use std::collections::BTreeSet;
+
 use axum::Router;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -16,6 +18,7 @@ use crate::config::Config;
 use crate::model::meta::POD_DELETION_COST;
 use crate::model::{LabelSelector, Pod};
 use crate::policy::scale_in::{ScaleIn, ScaleInRequest, SpreadPlan, scale_in};
+use crate::server::people::Caller;
 use crate::server::{ApiError, ApiJson, AppState};
 
 pub fn routes() -> Router<AppState> {
@@ -80,11 +83,36 @@ pub struct DeletionCostOut {
     pub command: String,
 }
 
-async fn handle(State(state): State<AppState>, ApiJson(req): ApiJson<ScaleInBody>) -> Response {
+async fn handle(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<ScaleInBody>,
+) -> Response {
+    // The answer names the pods of these namespaces, and nothing else.
+    for namespace in req.namespaces() {
+        if let Err(refused) = caller.may_read_pods(&state, "list", &namespace).await {
+            return refused.into_response();
+        }
+    }
     on_snapshot(&state, move |snapshot, config| {
         answer(snapshot, config, &req).map(|out| json_response(&out))
     })
     .await
+}
+
+impl ScaleInBody {
+    /// The namespaces whose pods the request is about.
+    fn namespaces(&self) -> BTreeSet<String> {
+        let given = self
+            .pods
+            .iter()
+            .flatten()
+            .map(|p| match p.metadata.namespace.as_str() {
+                "" => "default".to_string(),
+                ns => ns.to_string(),
+            });
+        given.chain(self.namespace.clone()).collect()
+    }
 }
 
 /// The pods to delete for `req`, from the request or from `snapshot`.

@@ -44,6 +44,12 @@ impl LiveSource {
     pub fn binder(&self) -> Binder {
         Binder::Api(self.client.clone())
     }
+
+    /// The client of the API server this source watches (for token and
+    /// access reviews).
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
 }
 
 impl Drop for LiveSource {

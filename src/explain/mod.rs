@@ -9,6 +9,7 @@
 //! policy code paths as the endpoints: [`PodFilters`], [`prioritize`] and
 //! the preemption policy.
 
+mod named;
 mod preemption;
 mod render;
 mod run;
@@ -29,6 +30,7 @@ use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::{NodeScores, prioritize};
 use crate::policy::resources::NodeResources;
 
+pub use self::named::namespaces_named;
 pub use self::preemption::{PreemptionCandidate, PreemptionOutlook};
 pub use self::render::{render_json, render_table};
 pub use self::run::{ExplainError, Output, Target, parse_pod, run_explain};

@@ -26,11 +26,13 @@ pub fn router(state: AppState) -> Router {
     } else {
         api::decision_routes()
     };
+    let metrics = probes::metrics_route()
+        .route_layer(from_fn_with_state(state.clone(), people::metrics_reader));
     assemble(
         state,
         scheduler,
         api::admission_routes(),
-        api::other_routes().merge(probes::metrics_route()),
+        api::other_routes().merge(metrics),
     )
 }
 

@@ -59,6 +59,12 @@ pub const RESOURCES: [(&str, &str, &str); 9] = [
     ),
 ];
 
+/// A bearer token every fake API server knows from the start, for a user
+/// allowed `get` on `/metrics` (as Prometheus' ServiceAccount would be):
+/// tests read a live server's metrics with it.
+pub const METRICS_TOKEN: &str = "metrics-reader-token";
+const METRICS_READER: &str = "system:serviceaccount:monitoring:prometheus";
+
 type Items = Arc<BTreeMap<String, Arc<str>>>;
 
 #[derive(Default)]
@@ -206,6 +212,13 @@ impl FakeApiServer {
     /// A server at `addr` and its kubeconfig: HTTPS trusting `ca_pem`, or
     /// plain HTTP.
     fn at(addr: SocketAddr, ca_pem: Option<&str>) -> Self {
+        let server = Self::without_metrics_reader(addr, ca_pem);
+        server.add_token(METRICS_TOKEN, METRICS_READER, &[]);
+        server.allow_non_resource(METRICS_READER, "get", "/metrics");
+        server
+    }
+
+    fn without_metrics_reader(addr: SocketAddr, ca_pem: Option<&str>) -> Self {
         let (events, _) = broadcast::channel(1 << 16);
         let (cut, _) = broadcast::channel(16);
         let mut inner = Inner::default();
