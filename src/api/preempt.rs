@@ -134,7 +134,7 @@ pub fn answer<'s>(
 
     let filters = PodFilters::prepare(snapshot, &pod, &config.scheduling)
         .map_err(|e| ApiError::bad_request(format!("pod {}: {e}", pod.metadata.key())))?;
-    let mut preemptor = Preemptor::new(snapshot, &pod, filters, now);
+    let mut preemptor = Preemptor::new(snapshot, &pod, filters, now).ignoring(&config.scheduling);
     if let Err(why) = preemptor.eligibility() {
         tracing::debug!(pod = %pod.metadata.key(), "no preemption: {why}");
         return Ok(PreemptResult {

@@ -27,7 +27,7 @@ use crate::policy::Code;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::{NodeScores, prioritize};
-use crate::policy::resources::NodeResources;
+use crate::policy::resources::{NodeResources, without_ignored};
 
 pub use self::preemption::{PreemptionCandidate, PreemptionOutlook};
 pub use self::render::{render_json, render_table};
@@ -132,7 +132,7 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
     let mut nodes: Vec<NodeExplanation> = Vec::with_capacity(total);
     let mut feasible: Vec<NodeAt<'_>> = Vec::new();
     let mut unschedulable: Vec<NodeIdx> = Vec::new();
-    let requests = pod_requests(pod);
+    let requests = without_ignored(pod_requests(pod), settings);
     for (idx, info) in snapshot.nodes().iter().enumerate() {
         let idx = idx as NodeIdx;
         let at = NodeAt::indexed(&info.node, idx);
@@ -176,9 +176,16 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
         total,
         nodes.iter().filter_map(|n| n.reason.as_deref()),
     );
-    let preemption = feasible
-        .is_empty()
-        .then(|| preemption::outlook(snapshot, pod, filters, &unschedulable, Timestamp::now()));
+    let preemption = feasible.is_empty().then(|| {
+        preemption::outlook(
+            snapshot,
+            pod,
+            filters,
+            &unschedulable,
+            settings,
+            Timestamp::now(),
+        )
+    });
     Explanation {
         pod: pod.metadata.key(),
         bound_to: None,

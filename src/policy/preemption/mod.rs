@@ -21,7 +21,9 @@ use crate::model::Pod;
 use super::Verdict;
 use super::domains::NodeAt;
 use super::filter::PodFilters;
+use crate::config::SchedulingSettings;
 use crate::model::requests::{Requests, pod_requests};
+use crate::policy::resources::without_ignored;
 
 pub use pick::pick_one_node;
 
@@ -77,6 +79,14 @@ impl<'a, F: NodeFilters> Preemptor<'a, F> {
             filters,
             now,
         }
+    }
+
+    /// Leave out of the fit check the extended resources `settings` tell
+    /// NodeResourcesFit to ignore ([`without_ignored`]), as the scheduler's
+    /// dry run does.
+    pub fn ignoring(mut self, settings: &SchedulingSettings) -> Self {
+        self.requests = without_ignored(self.requests, settings);
+        self
     }
 
     pub fn priority(&self) -> i32 {
