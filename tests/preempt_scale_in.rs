@@ -216,14 +216,15 @@ async fn bad_requests_get_json_errors() {
 #[tokio::test]
 async fn best_answer_keeps_only_the_node_upstream_would_pick() {
     let demo = Demo::start("preemption:\n  answer: best\n").await;
-    // 7000m at top priority: node-b1 has room already (no candidate);
+    // 7000m at top priority: node-b1 has room already, and came with a
+    // victim (kube-scheduler refuses an empty list then: no candidate);
     // node-a1 and node-c1 each need their cart pod gone and tie on every
     // rule, so the first stays, as in kube-scheduler.
     let body = json!({
         "Pod": {"metadata": {"name": "big", "namespace": "shop", "uid": "big-1"},
                 "spec": {"priority": 1000000, "containers": [{"name": "c", "resources": {"requests": {"cpu": "7000m"}}}]}},
         "NodeNameToMetaVictims": {"node-a1": {"Pods": [], "NumPDBViolations": 0},
-                                  "node-b1": {"Pods": [], "NumPDBViolations": 0},
+                                  "node-b1": {"Pods": [{"UID": "929cc37c-fd90-4ace-a497-8516c79f3d86"}], "NumPDBViolations": 0},
                                   "node-c1": {"Pods": [], "NumPDBViolations": 0}}
     });
     let (status, answer) = demo

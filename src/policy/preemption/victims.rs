@@ -29,6 +29,21 @@ impl<F: NodeFilters> Preemptor<'_, F> {
     /// rules count pods exactly). Cloning it per node would copy per-domain
     /// counts of the whole cluster for each candidate.
     pub fn select_victims(&mut self, idx: NodeIdx) -> Result<Victims, Failure> {
+        let victims = self.select_victims_on_node(idx)?;
+        // Upstream DryRunPreemption before PR 135486 (kube-scheduler up to
+        // 1.35): a node where nothing need go is no candidate.
+        if victims.pods.is_empty() {
+            return Err(Failure::unresolvable(
+                "the pod fits without evicting anything",
+            ));
+        }
+        Ok(victims)
+    }
+
+    /// SelectVictimsOnNode itself: like [`Self::select_victims`], but a
+    /// node where the preemptor fits once every pod given back stays is
+    /// `Ok` with no victims, as upstream's answer is (success, zero pods).
+    pub fn select_victims_on_node(&mut self, idx: NodeIdx) -> Result<Victims, Failure> {
         let snapshot = self.snapshot;
         let info = &snapshot.nodes()[idx as usize];
         let node = &*info.node;
@@ -71,13 +86,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             reprieve(&mut state, &potential, &violating)
         });
         state.restore(&potential);
-        let victims = outcome?;
-        if victims.pods.is_empty() {
-            return Err(Failure::unresolvable(
-                "the pod fits without evicting anything",
-            ));
-        }
-        Ok(victims)
+        outcome
     }
 
     /// The node's pods of lower priority than the preemptor, most
@@ -93,6 +102,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
                 position: i,
                 priority: s.priority,
                 start_time: s.start_time.unwrap_or(self.now),
+                breaks_pdb: false,
             }
         };
         match info.pods.by_importance(self.now) {
@@ -117,6 +127,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
                 position: i as u32,
                 priority: s.priority,
                 start_time: s.start_time.unwrap_or(self.now),
+                breaks_pdb: false,
             })
             .collect();
         // Stable: equal keys keep the node's pod order.
@@ -158,7 +169,7 @@ fn reprieve<F: NodeFilters>(
             state.add_back(i, v);
             if !state.still_fits() {
                 state.remove_again(i, v);
-                victims.pods.push(*v);
+                victims.pods.push(Victim { breaks_pdb, ..*v });
                 victims.num_pdb_violations += usize::from(breaks_pdb);
             }
         }
@@ -1078,6 +1089,7 @@ mod tests {
                     position: i as u32,
                     priority: p.priority,
                     start_time: p.start_time.unwrap_or(now),
+                    breaks_pdb: false,
                 })
                 .collect();
             potential.sort_by_key(Victim::importance);
@@ -1118,7 +1130,7 @@ mod tests {
                     resources.add_pod(requests);
                     if !resources.has_room(&request) {
                         resources.remove_pod(requests);
-                        victims.pods.push(*v);
+                        victims.pods.push(Victim { breaks_pdb, ..*v });
                         victims.num_pdb_violations += usize::from(breaks_pdb);
                     }
                 }
@@ -1237,6 +1249,7 @@ mod tests {
                 priority,
                 start_time: Timestamp::new(second, nano)
                     .unwrap_or(Timestamp::from_second(second).unwrap()),
+                breaks_pdb: false,
             })
         }
 
