@@ -461,6 +461,53 @@ mod tests {
         );
     }
 
+    /// NodeResourcesFitArgs `ignoredResources`: an extended resource
+    /// another extender manages is not checked, so explain judges the pod
+    /// on cpu and finds the victim (issue 23's vgpu setup).
+    #[test]
+    fn ignored_extended_resources_are_not_checked() {
+        let s = Snapshot::build(ClusterObjects {
+            nodes: vec![
+                serde_json::from_value(json!({"metadata": {"name": "n1"},
+                    "status": {"allocatable": {"cpu": "4", "pods": "110"}}}))
+                .unwrap(),
+            ],
+            pods: vec![
+                serde_json::from_value(json!({
+                    "metadata": {"name": "l", "namespace": "shop", "uid": "uid-l"},
+                    "spec": {"nodeName": "n1", "priority": 0, "containers": [
+                        {"name": "c", "resources": {"requests": {"cpu": "3"}}}]}}))
+                .unwrap(),
+            ],
+            ..Default::default()
+        });
+        let h: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "h", "namespace": "shop"},
+            "spec": {"priority": 1000, "containers": [{"name": "c", "resources": {"requests": {
+                "cpu": "2", "example.com/vgpu-mem": "1000"}}}]}}))
+        .unwrap();
+        let checked = explain(&s, &h, &Config::default());
+        assert_eq!(checked.nodes[0].result, "UnschedulableAndUnresolvable");
+        let reason = checked.nodes[0].reason.as_deref().unwrap();
+        assert!(
+            reason.contains("Insufficient example.com/vgpu-mem"),
+            "{reason}"
+        );
+
+        let config =
+            Config::parse("scheduling:\n  ignoredResources: [example.com/vgpu-mem]\n").unwrap();
+        let ignored = explain(&s, &h, &config);
+        assert_eq!(ignored.nodes[0].result, "Unschedulable");
+        assert_eq!(
+            ignored.nodes[0].reason.as_deref().unwrap(),
+            "Insufficient cpu (requests 2000m, 1000m of 4000m free)"
+        );
+        assert_eq!(
+            ignored.preemption.unwrap().candidates[0].victims,
+            ["shop/l"]
+        );
+    }
+
     #[test]
     fn a_pod_from_the_view_is_found_by_name_and_judged_without_itself() {
         let mut web: Pod = serde_json::from_value(json!({
