@@ -216,14 +216,15 @@ async fn bad_requests_get_json_errors() {
 #[tokio::test]
 async fn best_answer_keeps_only_the_node_upstream_would_pick() {
     let demo = Demo::start("preemption:\n  answer: best\n").await;
-    // 7000m at top priority: node-b1 has room already (no candidate);
+    // 7000m at top priority: node-b1 has room already, and came with a
+    // victim (kube-scheduler refuses an empty list then: no candidate);
     // node-a1 and node-c1 each need their cart pod gone and tie on every
     // rule, so the first stays, as in kube-scheduler.
     let body = json!({
         "Pod": {"metadata": {"name": "big", "namespace": "shop", "uid": "big-1"},
                 "spec": {"priority": 1000000, "containers": [{"name": "c", "resources": {"requests": {"cpu": "7000m"}}}]}},
         "NodeNameToMetaVictims": {"node-a1": {"Pods": [], "NumPDBViolations": 0},
-                                  "node-b1": {"Pods": [], "NumPDBViolations": 0},
+                                  "node-b1": {"Pods": [{"UID": "929cc37c-fd90-4ace-a497-8516c79f3d86"}], "NumPDBViolations": 0},
                                   "node-c1": {"Pods": [], "NumPDBViolations": 0}}
     });
     let (status, answer) = demo
@@ -233,6 +234,43 @@ async fn best_answer_keeps_only_the_node_upstream_would_pick() {
     let nodes = answer["NodeNameToMetaVictims"].as_object().unwrap();
     assert_eq!(nodes.len(), 1, "{answer}");
     assert_eq!(victims(&answer, "node-a1").len(), 1, "{answer}");
+}
+
+/// A device extender's resource the nodes do not advertise (HAMi-style
+/// `example.com/vgpu-mem`): without `scheduling.ignoredResources` no node
+/// fits and nothing is preempted; ignored, as NodeResourcesFitArgs ignores
+/// it, the cpu shortage is solved as for any pod.
+#[tokio::test]
+async fn ignored_extended_resources_do_not_block_preemption() {
+    let body = json!({
+        "Pod": {"metadata": {"name": "gpu-job", "namespace": "shop", "uid": "gpu-job-1"},
+                "spec": {"priority": 1000000, "containers": [{"name": "c", "resources": {"requests": {
+                    "cpu": "7000m", "example.com/vgpu-mem": "1000"}}}]}},
+        "NodeNameToMetaVictims": {"node-a1": {"Pods": [], "NumPDBViolations": 0},
+                                  "node-c1": {"Pods": [], "NumPDBViolations": 0}}
+    });
+    let body = serde_json::to_vec(&body).unwrap();
+    for (config, want) in [
+        ("", 0),
+        (
+            "scheduling:\n  ignoredResources: [example.com/vgpu-mem]\n",
+            2,
+        ),
+        ("scheduling:\n  ignoredResourceGroups: [example.com]\n", 2),
+    ] {
+        let demo = Demo::start(config).await;
+        let (status, answer) = demo.post("/scheduler/preempt", body.clone()).await;
+        assert_eq!(status, 200, "{config}: {answer}");
+        let nodes = answer["NodeNameToMetaVictims"].as_object().unwrap();
+        assert_eq!(nodes.len(), want, "{config}: {answer}");
+        for victims in nodes.values() {
+            assert_eq!(
+                victims["Pods"].as_array().unwrap().len(),
+                1,
+                "{config}: {answer}"
+            );
+        }
+    }
 }
 
 /// The victims' UIDs are read by a walk over the text unless a key or UID

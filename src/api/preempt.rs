@@ -5,7 +5,9 @@
 //! the list of nodes and recompute the victims on each from our view. The
 //! answer is always `NodeNameToMetaVictims` with the nodes where preemption
 //! helps, victims most important first — or only the best node with
-//! `preemption.answer: best`.
+//! `preemption.answer: best`. What kube-scheduler accepts back (victims
+//! already being deleted, empty lists) is decided per node by
+//! [`answerable`] (docs/preemption-contract.md).
 
 use std::time::{Duration, Instant};
 
@@ -134,7 +136,7 @@ pub fn answer<'s>(
 
     let filters = PodFilters::prepare(snapshot, &pod, &config.scheduling)
         .map_err(|e| ApiError::bad_request(format!("pod {}: {e}", pod.metadata.key())))?;
-    let mut preemptor = Preemptor::new(snapshot, &pod, filters, now);
+    let mut preemptor = Preemptor::new(snapshot, &pod, filters, now).ignoring(&config.scheduling);
     if let Err(why) = preemptor.eligibility() {
         tracing::debug!(pod = %pod.metadata.key(), "no preemption: {why}");
         return Ok(PreemptResult {
@@ -143,21 +145,22 @@ pub fn answer<'s>(
         });
     }
     let mut candidates: Vec<Candidate> = Vec::new();
-    for name in named.keys() {
+    for (name, named_victims) in &named {
         // Unknown nodes are in `unknown`, reported by the caller.
         let Some(idx) = snapshot.node_idx(name) else {
             continue;
         };
         let info = &snapshot.nodes()[idx as usize];
-        match preemptor.select_victims(idx) {
-            // The scheduler refuses the whole answer if a victim cannot be
-            // found by UID, so a node with such a victim is left out.
-            Ok(victims) if all_have_uids(info, &victims) => candidates.push(Candidate {
+        let answer = preemptor
+            .select_victims_on_node(idx)
+            .map_err(|f| f.to_string())
+            .and_then(|victims| answerable(info, &victims, named_victims.is_empty()));
+        match answer {
+            Ok(victims) => candidates.push(Candidate {
                 node: info,
                 victims,
             }),
-            Ok(_) => tracing::debug!(node = %name, "preempt: a victim has no UID, dropped"),
-            Err(f) => tracing::debug!(node = %name, "preempt: dropped: {f}"),
+            Err(why) => tracing::debug!(node = %name, "preempt: dropped: {why}"),
         }
     }
     if config.preemption.answer == PreemptionAnswer::Best {
@@ -173,11 +176,42 @@ pub fn answer<'s>(
     })
 }
 
-fn all_have_uids(info: &crate::cluster::NodeInfo, victims: &Victims) -> bool {
-    victims
+/// The victims on `info` as kube-scheduler can take them, or why the node
+/// is left out (docs/preemption-contract.md):
+///
+/// - A victim the view shows deleting is left out: it frees its room
+///   anyway, and once gone from kube-scheduler's cache its UID would fail
+///   the whole preemption ("claims to preempt pod … not found", upstream
+///   `convertToVictims`).
+/// - A victim without a UID cannot be named: the node is left out.
+/// - No victim left: the node goes back with an empty list only when it
+///   came with one (PR 135486: its dry run found nothing to evict, and an
+///   empty list that arrived empty is accepted). Otherwise it is left out:
+///   kube-scheduler refuses a node whose victims vanish ("expected at least
+///   one victim pod on node"), and before that PR every empty list.
+fn answerable(
+    info: &crate::cluster::NodeInfo,
+    victims: &Victims,
+    arrived_empty: bool,
+) -> Result<Victims, String> {
+    let pods = &info.pods;
+    let victims = victims.without(|v| pods[v.position as usize].is_terminating());
+    if !victims
         .pods
         .iter()
-        .all(|v| info.pods.has_uid(v.position as usize))
+        .all(|v| pods.has_uid(v.position as usize))
+    {
+        return Err("a victim has no UID".into());
+    }
+    if victims.pods.is_empty() && !arrived_empty {
+        return Err(
+            "no victim left (the pod fits, or every victim is already being \
+                    deleted); kube-scheduler refuses an empty list for a node it sent \
+                    with victims"
+                .into(),
+        );
+    }
+    Ok(victims)
 }
 
 #[cfg(test)]
@@ -237,6 +271,96 @@ mod tests {
         }
     }
 
+    /// The extender preemption contract (upstream `callExtenders` in
+    /// pkg/scheduler/framework/preemption, `convertToVictims` in
+    /// pkg/scheduler/extender.go, and PR 135486): rows name the case.
+    #[test]
+    fn what_kube_scheduler_accepts_table() {
+        struct Case {
+            name: &'static str,
+            pods: Vec<Pod>,
+            /// The preemptor's cpu in millicores (priority 100, node 2 cpu).
+            cpu: i64,
+            /// Victims the request names on n1.
+            sent: &'static [&'static str],
+            want: serde_json::Value,
+        }
+        let deleting = |mut p: Pod| {
+            p.metadata.deletion_timestamp = Some(now());
+            p
+        };
+        let empty = json!({"NodeNameToMetaVictims": {}});
+        let victims = |uids: &[&str]| {
+            let pods: Vec<_> = uids.iter().map(|u| json!({"UID": u})).collect();
+            json!({"NodeNameToMetaVictims": {"n1": {"Pods": pods, "NumPDBViolations": 0}}})
+        };
+        let cases = [
+            Case {
+                name: "sent without victims, fits without evicting: answered with none (PR 135486)",
+                pods: vec![pod("low", "n1", 0, 1000, 0, Some(0))],
+                cpu: 1000,
+                sent: &[],
+                want: victims(&[]),
+            },
+            Case {
+                name: "sent with victims, fits without evicting: left out (an empty list is refused)",
+                pods: vec![pod("low", "n1", 0, 1000, 0, Some(0))],
+                cpu: 1000,
+                sent: &["uid-low"],
+                want: empty.clone(),
+            },
+            Case {
+                name: "sent without victims, our rules need one: answered with it",
+                pods: vec![pod("low", "n1", 0, 2000, 0, Some(0))],
+                cpu: 1000,
+                sent: &[],
+                want: victims(&["uid-low"]),
+            },
+            Case {
+                name: "a victim being deleted is left out, the others stay",
+                pods: vec![
+                    deleting(pod("going", "n1", 0, 1000, 0, Some(0))),
+                    pod("low", "n1", 0, 1000, 0, Some(1)),
+                ],
+                cpu: 2000,
+                sent: &["uid-going", "uid-low"],
+                want: victims(&["uid-low"]),
+            },
+            Case {
+                name: "every victim being deleted, sent with victims: left out",
+                pods: vec![deleting(pod("going", "n1", 0, 2000, 0, Some(0)))],
+                cpu: 1000,
+                sent: &["uid-going"],
+                want: empty.clone(),
+            },
+            Case {
+                name: "every victim being deleted, sent without: answered with none",
+                pods: vec![deleting(pod("going", "n1", 0, 2000, 0, Some(0)))],
+                cpu: 1000,
+                sent: &[],
+                want: victims(&[]),
+            },
+        ];
+        for case in cases {
+            let s = Snapshot::build(ClusterObjects {
+                nodes: vec![node("n1", 2000, 1 << 30)],
+                pods: case.pods,
+                ..Default::default()
+            });
+            let sent: Vec<_> = case.sent.iter().map(|u| json!({"UID": u})).collect();
+            let body = json!({
+                "Pod": {"metadata": {"name": "high", "namespace": "default", "uid": "uid-high"},
+                        "spec": {"priority": 100, "containers": [{"name": "c",
+                                 "resources": {"requests": {"cpu": format!("{}m", case.cpu)}}}]}},
+                "NodeNameToMetaVictims": {"n1": {"Pods": sent, "NumPDBViolations": 0}},
+            });
+            let result =
+                answer(&s, &Config::default(), body.to_string().as_bytes(), now()).unwrap();
+            let got: serde_json::Value = serde_json::from_slice(&result.to_json()).unwrap();
+            assert_eq!(got, case.want, "{}", case.name);
+        }
+    }
+
     #[test]
     fn no_candidates_is_an_empty_map() {
         let json = PreemptResult::default().to_json();
@@ -260,6 +384,7 @@ mod tests {
             position,
             priority: 0,
             start_time: now(),
+            breaks_pdb: false,
         };
         let result = PreemptResult {
             candidates: vec![

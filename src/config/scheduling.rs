@@ -11,6 +11,10 @@
 //!     defaultingType: List        # or System (the default)
 //!     defaultConstraints:
 //!       - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}
+//!   # NodeResourcesFitArgs: extended resources another component manages
+//!   # (also every extender's managedResources with ignoredByScheduler)
+//!   ignoredResources: [example.com/vgpu-mem]
+//!   ignoredResourceGroups: [hami.io]
 //! ```
 
 use serde::Deserialize;
@@ -25,6 +29,13 @@ pub struct SchedulingSettings {
     /// incoming pod in InterPodAffinity scoring (upstream default 1, 0..=100).
     pub hard_pod_affinity_weight: HardPodAffinityWeight,
     pub default_spread_constraints: DefaultSpreadConstraints,
+    /// Extended resources NodeResourcesFit does not check (upstream
+    /// NodeResourcesFitArgs `ignoredResources`, to which kube-scheduler
+    /// adds every extender's `managedResources[].ignoredByScheduler`).
+    pub ignored_resources: Vec<String>,
+    /// Extended resource prefixes (`example.com` for `example.com/*`) the
+    /// fit check does not look at (`ignoredResourceGroups`).
+    pub ignored_resource_groups: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -124,7 +135,29 @@ impl SchedulingSettings {
                 "scheduling.hardPodAffinityWeight: {hard} is not in 0..=100"
             ));
         }
+        self.validate_ignored_resources()?;
         self.default_spread_constraints.validate()
+    }
+
+    /// Upstream `ValidateNodeResourcesFitArgs`: names must be label-name
+    /// shaped, and a group is a prefix without `/`.
+    fn validate_ignored_resources(&self) -> Result<(), String> {
+        for (i, name) in self.ignored_resources.iter().enumerate() {
+            if name.is_empty() || name.split('/').count() > 2 || name.split('/').any(str::is_empty)
+            {
+                return Err(format!(
+                    "scheduling.ignoredResources[{i}]: {name:?} is not a resource name"
+                ));
+            }
+        }
+        for (i, group) in self.ignored_resource_groups.iter().enumerate() {
+            if group.is_empty() || group.contains('/') {
+                return Err(format!(
+                    "scheduling.ignoredResourceGroups[{i}]: {group:?} must be a prefix without '/'"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -251,6 +284,17 @@ mod tests {
     }
 
     #[test]
+    fn ignored_resources_mirror_node_resources_fit_args() {
+        let c = Config::parse(
+            "scheduling:\n  ignoredResources: [example.com/vgpu-mem]\n  ignoredResourceGroups: [hami.io]\n",
+        )
+        .unwrap();
+        assert_eq!(c.scheduling.ignored_resources, ["example.com/vgpu-mem"]);
+        assert_eq!(c.scheduling.ignored_resource_groups, ["hami.io"]);
+        assert!(Config::default().scheduling.ignored_resources.is_empty());
+    }
+
+    #[test]
     fn bad_values_are_errors_naming_the_key() {
         let cases = [
             (
@@ -285,6 +329,14 @@ mod tests {
             (
                 "scheduling:\n  defaultSpreadConstraints:\n    defaultingType: Sometimes\n",
                 "Sometimes",
+            ),
+            (
+                "scheduling:\n  ignoredResourceGroups: [example.com/gpu]\n",
+                "ignoredResourceGroups[0]",
+            ),
+            (
+                "scheduling:\n  ignoredResources: [\"\"]\n",
+                "ignoredResources[0]",
             ),
         ];
         for (yaml, needle) in cases {

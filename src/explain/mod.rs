@@ -28,7 +28,7 @@ use crate::policy::Code;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::{NodeScores, prioritize};
-use crate::policy::resources::NodeResources;
+use crate::policy::resources::{NodeResources, without_ignored};
 
 pub use self::named::namespaces_named;
 pub use self::preemption::{PreemptionCandidate, PreemptionOutlook};
@@ -134,7 +134,7 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
     let mut nodes: Vec<NodeExplanation> = Vec::with_capacity(total);
     let mut feasible: Vec<NodeAt<'_>> = Vec::new();
     let mut unschedulable: Vec<NodeIdx> = Vec::new();
-    let requests = pod_requests(pod);
+    let requests = without_ignored(pod_requests(pod), settings);
     for (idx, info) in snapshot.nodes().iter().enumerate() {
         let idx = idx as NodeIdx;
         let at = NodeAt::indexed(&info.node, idx);
@@ -178,9 +178,16 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
         total,
         nodes.iter().filter_map(|n| n.reason.as_deref()),
     );
-    let preemption = feasible
-        .is_empty()
-        .then(|| preemption::outlook(snapshot, pod, filters, &unschedulable, Timestamp::now()));
+    let preemption = feasible.is_empty().then(|| {
+        preemption::outlook(
+            snapshot,
+            pod,
+            filters,
+            &unschedulable,
+            settings,
+            Timestamp::now(),
+        )
+    });
     Explanation {
         pod: pod.metadata.key(),
         bound_to: None,
@@ -453,6 +460,53 @@ mod tests {
         assert_eq!(
             e.preemption.unwrap().message,
             "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        );
+    }
+
+    /// NodeResourcesFitArgs `ignoredResources`: an extended resource
+    /// another extender manages is not checked, so explain judges the pod
+    /// on cpu and finds the victim (issue 23's vgpu setup).
+    #[test]
+    fn ignored_extended_resources_are_not_checked() {
+        let s = Snapshot::build(ClusterObjects {
+            nodes: vec![
+                serde_json::from_value(json!({"metadata": {"name": "n1"},
+                    "status": {"allocatable": {"cpu": "4", "pods": "110"}}}))
+                .unwrap(),
+            ],
+            pods: vec![
+                serde_json::from_value(json!({
+                    "metadata": {"name": "l", "namespace": "shop", "uid": "uid-l"},
+                    "spec": {"nodeName": "n1", "priority": 0, "containers": [
+                        {"name": "c", "resources": {"requests": {"cpu": "3"}}}]}}))
+                .unwrap(),
+            ],
+            ..Default::default()
+        });
+        let h: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "h", "namespace": "shop"},
+            "spec": {"priority": 1000, "containers": [{"name": "c", "resources": {"requests": {
+                "cpu": "2", "example.com/vgpu-mem": "1000"}}}]}}))
+        .unwrap();
+        let checked = explain(&s, &h, &Config::default());
+        assert_eq!(checked.nodes[0].result, "UnschedulableAndUnresolvable");
+        let reason = checked.nodes[0].reason.as_deref().unwrap();
+        assert!(
+            reason.contains("Insufficient example.com/vgpu-mem"),
+            "{reason}"
+        );
+
+        let config =
+            Config::parse("scheduling:\n  ignoredResources: [example.com/vgpu-mem]\n").unwrap();
+        let ignored = explain(&s, &h, &config);
+        assert_eq!(ignored.nodes[0].result, "Unschedulable");
+        assert_eq!(
+            ignored.nodes[0].reason.as_deref().unwrap(),
+            "Insufficient cpu (requests 2000m, 1000m of 4000m free)"
+        );
+        assert_eq!(
+            ignored.preemption.unwrap().candidates[0].victims,
+            ["shop/l"]
         );
     }
 

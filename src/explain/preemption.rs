@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use super::summary::{PREEMPTION_NOT_HELPFUL, nodes_available};
 use crate::cluster::{NodeIdx, Snapshot};
+use crate::config::SchedulingSettings;
 use crate::model::Pod;
 use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Preemptor, Victims, pick_one_node};
@@ -59,10 +60,11 @@ pub fn outlook(
     pod: &Pod,
     filters: PodFilters,
     unschedulable: &[NodeIdx],
+    settings: &SchedulingSettings,
     now: Timestamp,
 ) -> PreemptionOutlook {
     let total = snapshot.nodes().len();
-    let mut preemptor = Preemptor::new(snapshot, pod, filters, now);
+    let mut preemptor = Preemptor::new(snapshot, pod, filters, now).ignoring(settings);
     if let Err(why) = preemptor.eligibility() {
         return PreemptionOutlook {
             message: format!("preemption: {why}"),
@@ -179,7 +181,14 @@ mod tests {
         .unwrap();
         let filters = PodFilters::prepare(&s, &pod, &SchedulingSettings::default()).unwrap();
         let all: Vec<NodeIdx> = (0..150).collect();
-        let got = outlook(&s, &pod, filters, &all, Timestamp::UNIX_EPOCH);
+        let got = outlook(
+            &s,
+            &pod,
+            filters,
+            &all,
+            &Default::default(),
+            Timestamp::UNIX_EPOCH,
+        );
         assert_eq!(got.candidates.len(), 100);
         assert_eq!(got.candidates[99].node, "n099");
         assert_eq!(

@@ -257,6 +257,13 @@ pub struct ContainerStatus {
     pub name: String,
     #[serde(default)]
     pub restart_count: i32,
+    /// What the container runs with now (in-place resize, on by default
+    /// since 1.33); `None` when the kubelet has not reported it.
+    #[serde(default)]
+    pub resources: Option<ResourceRequirements>,
+    /// What the kubelet has admitted for the container (in-place resize).
+    #[serde(default, deserialize_with = "resource_list")]
+    pub allocated_resources: ResourceList,
 }
 
 impl Pod {
@@ -278,6 +285,15 @@ impl Pod {
 
     pub fn condition(&self, type_: &str) -> Option<&PodCondition> {
         self.status.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// A `PodResizePending` condition with reason `Infeasible`: the node
+    /// cannot give the resized requests, so the spec no longer says what
+    /// the pod holds (upstream `IsPodResizeInfeasible`, which reads the
+    /// first such condition).
+    pub fn is_resize_infeasible(&self) -> bool {
+        self.condition("PodResizePending")
+            .is_some_and(|c| c.reason == "Infeasible")
     }
 
     pub fn is_ready(&self) -> bool {

@@ -5,6 +5,7 @@
 //! and one more pod is allowed. A request larger than the whole allocatable
 //! cannot be helped by evicting pods (UnschedulableAndUnresolvable).
 
+use crate::config::SchedulingSettings;
 use crate::model::quantity::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, ResourceList};
 use crate::model::requests::Requests;
 
@@ -149,6 +150,32 @@ impl<'a> NodeResources<'a> {
     }
 }
 
+/// `request` without the extended resources NodeResourcesFit is told to
+/// ignore (upstream `fitsRequest`: an extended resource named in
+/// `ignoredResources`, or whose prefix before `/` is in
+/// `ignoredResourceGroups`, is not checked). Native resources, hugepages
+/// included, are always checked.
+pub fn without_ignored(mut request: Requests, settings: &SchedulingSettings) -> Requests {
+    if settings.ignored_resources.is_empty() && settings.ignored_resource_groups.is_empty() {
+        return request;
+    }
+    request.scalar.retain(|(name, _)| {
+        let ignored = is_extended_resource_name(name)
+            && (settings.ignored_resources.iter().any(|r| r == name)
+                || name.split_once('/').is_some_and(|(group, _)| {
+                    settings.ignored_resource_groups.iter().any(|g| g == group)
+                }));
+        !ignored
+    });
+    request
+}
+
+/// Upstream `IsExtendedResourceName`: a name with a `/` outside the
+/// `kubernetes.io/` namespace, not a quota `requests.` name.
+fn is_extended_resource_name(name: &str) -> bool {
+    name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.")
+}
+
 /// Whether `want` of a resource is more than is left of `capacity`.
 fn short(want: i64, used: i64, capacity: i64) -> bool {
     want > 0 && want > capacity.saturating_sub(used)
@@ -268,6 +295,68 @@ mod tests {
                 }
                 (got, want) => panic!("{}: got {got:?}, want {want:?}", case.name),
             }
+        }
+    }
+
+    /// Upstream `fitsRequest` with NodeResourcesFitArgs `ignoredResources`
+    /// and `ignoredResourceGroups`; rows name the case.
+    #[test]
+    fn ignored_resources_table() {
+        let alloc = list(json!({"cpu": "4", "pods": "10", "hugepages-2Mi": "0"}));
+        let n = node(&alloc, &[]);
+        let settings = |resources: &[&str], groups: &[&str]| SchedulingSettings {
+            ignored_resources: resources.iter().map(|s| s.to_string()).collect(),
+            ignored_resource_groups: groups.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let cases = [
+            (
+                "not ignored: the node lacks it",
+                json!({"example.com/vgpu-mem": "1000"}),
+                settings(&[], &[]),
+                false,
+            ),
+            (
+                "ignored by name",
+                json!({"example.com/vgpu-mem": "1000"}),
+                settings(&["example.com/vgpu-mem"], &[]),
+                true,
+            ),
+            (
+                "ignored by group",
+                json!({"example.com/vgpu-mem": "1000"}),
+                settings(&[], &["example.com"]),
+                true,
+            ),
+            (
+                "another group is still checked",
+                json!({"example.com/vgpu-mem": "1000"}),
+                settings(&[], &["hami.io"]),
+                false,
+            ),
+            (
+                "hugepages are native, never ignored",
+                json!({"hugepages-2Mi": "2Mi"}),
+                settings(&["hugepages-2Mi"], &[]),
+                false,
+            ),
+            (
+                "kubernetes.io/ names are native, never ignored",
+                json!({"kubernetes.io/batteries": "1"}),
+                settings(&[], &["kubernetes.io"]),
+                false,
+            ),
+            (
+                "ignoring does not lift cpu",
+                json!({"cpu": "5", "example.com/vgpu-mem": "1"}),
+                settings(&[], &["example.com"]),
+                false,
+            ),
+        ];
+        for (name, request, settings, fits) in cases {
+            let req = pod_requests(&pod(json!({"containers": containers(&[request])})));
+            let got = n.fits(&without_ignored(req, &settings));
+            assert_eq!(got.is_ok(), fits, "{name}: {got:?}");
         }
     }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use crate::model::Pod;
-use crate::model::requests::{Requests, pod_requests};
+use crate::model::requests::{Requests, assigned_pod_requests};
 
 /// A node's pods (dereferences to the list) and their [`PodSummary`]s in
 /// the same order. Cloning shares everything.
@@ -200,7 +200,7 @@ impl Parts {
         let summary = PodSummary {
             priority: pod.priority(),
             start_time: pod.status.start_time,
-            requests: pod_requests(&pod),
+            requests: assigned_pod_requests(&pod),
             uid_json: start..self.uids_json.len() as u32,
         };
         self.requested.add(&summary.requests);

@@ -21,7 +21,9 @@ use crate::model::Pod;
 use super::Verdict;
 use super::domains::NodeAt;
 use super::filter::PodFilters;
+use crate::config::SchedulingSettings;
 use crate::model::requests::{Requests, pod_requests};
+use crate::policy::resources::without_ignored;
 
 pub use pick::pick_one_node;
 
@@ -79,6 +81,14 @@ impl<'a, F: NodeFilters> Preemptor<'a, F> {
         }
     }
 
+    /// Leave out of the fit check the extended resources `settings` tell
+    /// NodeResourcesFit to ignore ([`without_ignored`]), as the scheduler's
+    /// dry run does.
+    pub fn ignoring(mut self, settings: &SchedulingSettings) -> Self {
+        self.requests = without_ignored(self.requests, settings);
+        self
+    }
+
     pub fn priority(&self) -> i32 {
         self.pod.priority()
     }
@@ -103,6 +113,20 @@ pub struct Victim {
     /// `status.startTime`, or the request's "now" when the pod has not
     /// started (upstream uses the current time).
     pub start_time: Timestamp,
+    /// Whether its eviction counts in `num_pdb_violations`.
+    pub breaks_pdb: bool,
+}
+
+impl Victims {
+    /// Without the pods `gone` says are already on their way out, and
+    /// `num_pdb_violations` counting only those left.
+    pub fn without(&self, mut gone: impl FnMut(&Victim) -> bool) -> Victims {
+        let pods: Vec<Victim> = self.pods.iter().filter(|v| !gone(v)).copied().collect();
+        Victims {
+            num_pdb_violations: pods.iter().filter(|v| v.breaks_pdb).count(),
+            pods,
+        }
+    }
 }
 
 impl Victim {
@@ -223,5 +247,27 @@ pub(crate) mod testing {
             pod.metadata.labels.insert(k.to_string(), v.to_string());
         }
         pod
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn victims_without_some_count_only_the_pdb_violations_left() {
+        let victim = |position, breaks_pdb| Victim {
+            position,
+            priority: 0,
+            start_time: Timestamp::UNIX_EPOCH,
+            breaks_pdb,
+        };
+        let all = Victims {
+            pods: vec![victim(0, true), victim(1, true), victim(2, false)],
+            num_pdb_violations: 2,
+        };
+        let left = all.without(|v| v.position == 0);
+        assert_eq!(left.pods, [victim(1, true), victim(2, false)]);
+        assert_eq!(left.num_pdb_violations, 1);
     }
 }

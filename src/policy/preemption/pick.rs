@@ -65,6 +65,7 @@ mod tests {
                     position: i as u32,
                     priority,
                     start_time: Timestamp::from_second(1_704_067_200 + start).unwrap(),
+                    breaks_pdb: false,
                 })
                 .collect(),
             num_pdb_violations: pdb,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::cluster::{NodeIdx, NodeInfo, NodePods};
 use crate::model::Pod;
-use crate::model::requests::{Requests, pod_requests};
+use crate::model::requests::{Requests, assigned_pod_requests};
 use crate::policy::domains::NodeAt;
 use crate::policy::resources::NodeResources;
 use crate::policy::{Failure, Verdict};
@@ -29,6 +29,21 @@ impl<F: NodeFilters> Preemptor<'_, F> {
     /// rules count pods exactly). Cloning it per node would copy per-domain
     /// counts of the whole cluster for each candidate.
     pub fn select_victims(&mut self, idx: NodeIdx) -> Result<Victims, Failure> {
+        let victims = self.select_victims_on_node(idx)?;
+        // Upstream DryRunPreemption before PR 135486 (kube-scheduler up to
+        // 1.35): a node where nothing need go is no candidate.
+        if victims.pods.is_empty() {
+            return Err(Failure::unresolvable(
+                "the pod fits without evicting anything",
+            ));
+        }
+        Ok(victims)
+    }
+
+    /// SelectVictimsOnNode itself: like [`Self::select_victims`], but a
+    /// node where the preemptor fits once every pod given back stays is
+    /// `Ok` with no victims, as upstream's answer is (success, zero pods).
+    pub fn select_victims_on_node(&mut self, idx: NodeIdx) -> Result<Victims, Failure> {
         let snapshot = self.snapshot;
         let info = &snapshot.nodes()[idx as usize];
         let node = &*info.node;
@@ -71,13 +86,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             reprieve(&mut state, &potential, &violating)
         });
         state.restore(&potential);
-        let victims = outcome?;
-        if victims.pods.is_empty() {
-            return Err(Failure::unresolvable(
-                "the pod fits without evicting anything",
-            ));
-        }
-        Ok(victims)
+        outcome
     }
 
     /// The node's pods of lower priority than the preemptor, most
@@ -93,6 +102,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
                 position: i,
                 priority: s.priority,
                 start_time: s.start_time.unwrap_or(self.now),
+                breaks_pdb: false,
             }
         };
         match info.pods.by_importance(self.now) {
@@ -117,6 +127,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
                 position: i as u32,
                 priority: s.priority,
                 start_time: s.start_time.unwrap_or(self.now),
+                breaks_pdb: false,
             })
             .collect();
         // Stable: equal keys keep the node's pod order.
@@ -158,7 +169,7 @@ fn reprieve<F: NodeFilters>(
             state.add_back(i, v);
             if !state.still_fits() {
                 state.remove_again(i, v);
-                victims.pods.push(*v);
+                victims.pods.push(Victim { breaks_pdb, ..*v });
                 victims.num_pdb_violations += usize::from(breaks_pdb);
             }
         }
@@ -193,7 +204,7 @@ struct NodeState<'s, F: NodeFilters> {
 impl<F: NodeFilters> NodeState<'_, F> {
     fn add_nominated(&mut self) {
         for pod in self.nominated {
-            self.resources.add_pod(&pod_requests(pod));
+            self.resources.add_pod(&assigned_pod_requests(pod));
             if self.counts_pods {
                 self.filters.add_pod(pod, self.at);
             }
@@ -543,6 +554,140 @@ mod tests {
         );
         let v = select(&s, &pod("p", "", HIGH, 0, 500, None), "n1").unwrap();
         assert_eq!(names(&v), ["mem-hog"]);
+    }
+
+    /// `pod` with `patch` merged into it (one level deep per key).
+    fn patched(pod: Pod, patch: serde_json::Value) -> Pod {
+        let mut base = json!({
+            "metadata": {"name": pod.metadata.name, "namespace": "default", "uid": pod.metadata.uid},
+            "spec": {"nodeName": pod.spec.node_name, "priority": pod.priority(),
+                     "containers": [{"name": "c", "resources": {"requests": {
+                         "cpu": format!("{}m", pod.spec.containers[0].resources.requests.get("cpu").copied().unwrap_or(0))}}}]},
+            "status": {"phase": "Running", "startTime": pod.status.start_time.map(|t| t.to_string())},
+        });
+        for (section, fields) in patch.as_object().unwrap() {
+            for (k, v) in fields.as_object().unwrap() {
+                base[section][k] = v.clone();
+            }
+        }
+        serde_json::from_value(base).unwrap()
+    }
+
+    /// What Kubernetes 1.32-1.35 count as a pod's resources, seen through
+    /// victim selection (SelectVictimsOnNode with NodeResourcesFit). Each
+    /// row is an issue setup; `want` is the victims, or `None` when
+    /// preemption cannot help.
+    #[test]
+    fn resources_as_current_kubernetes_counts_them_table() {
+        struct Case {
+            name: &'static str,
+            node: serde_json::Value,
+            pods: Vec<Pod>,
+            preemptor: Pod,
+            settings: crate::config::SchedulingSettings,
+            want: Option<Vec<&'static str>>,
+        }
+        let cpu4 = json!({"cpu": "4", "pods": "110"});
+        let resized = |spec: i64, status: &str, conditions: serde_json::Value| {
+            patched(
+                pod("a", "n1", LOW, spec, 0, Some(1)),
+                json!({"status": {"conditions": conditions, "containerStatuses": [
+                    {"name": "c", "resources": {"requests": {"cpu": status}}, "allocatedResources": {"cpu": status}}]}}),
+            )
+        };
+        let cases = [
+            Case {
+                // component-helpers PodRequests, UseStatusResources: A's
+                // spec says 1 cpu but the node still gives it 3.
+                name: "in-place resize: a running pod holds max(spec, status, allocated)",
+                node: cpu4.clone(),
+                pods: vec![
+                    resized(1000, "3", json!([])),
+                    pod("b", "n1", LOW, 1000, 0, Some(2)),
+                ],
+                preemptor: pod("h", "", MID, 2000, 0, None),
+                settings: Default::default(),
+                want: Some(vec!["a"]),
+            },
+            Case {
+                name: "in-place resize: an Infeasible resize up counts the status, not the spec",
+                node: cpu4.clone(),
+                pods: vec![
+                    resized(
+                        5000,
+                        "1",
+                        json!([{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]),
+                    ),
+                    pod("b", "n1", LOW, 1000, 0, Some(2)),
+                ],
+                preemptor: pod("h", "", MID, 3000, 0, None),
+                settings: Default::default(),
+                want: Some(vec!["b"]),
+            },
+            Case {
+                // IsSupportedPodLevelResource: hugepages-* too.
+                name: "pod-level hugepages-2Mi 1Gi cannot fit in 512Mi, whatever is evicted",
+                node: json!({"cpu": "4", "pods": "110", "hugepages-2Mi": "512Mi"}),
+                pods: vec![patched(
+                    pod("l", "n1", LOW, 0, 0, Some(1)),
+                    json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {"hugepages-2Mi": "512Mi"}}}]}}),
+                )],
+                preemptor: patched(
+                    pod("h", "", HIGH, 0, 0, None),
+                    json!({"spec": {
+                        "containers": [{"name": "c", "resources": {"requests": {"hugepages-2Mi": "256Mi"}}}],
+                        "resources": {"requests": {"hugepages-2Mi": "1Gi"}}}}),
+                ),
+                settings: Default::default(),
+                want: None,
+            },
+            Case {
+                // NodeResourcesFitArgs ignoredResources (kube-scheduler adds
+                // managedResources[].ignoredByScheduler to it).
+                name: "an ignored extended resource the node lacks does not block preemption",
+                node: cpu4.clone(),
+                pods: vec![pod("l", "n1", LOW, 3000, 0, Some(1))],
+                preemptor: patched(
+                    pod("h", "", HIGH, 0, 0, None),
+                    json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {
+                        "cpu": "2", "example.com/vgpu-mem": "1000"}}}]}}),
+                ),
+                settings: crate::config::SchedulingSettings {
+                    ignored_resources: vec!["example.com/vgpu-mem".into()],
+                    ..Default::default()
+                },
+                want: Some(vec!["l"]),
+            },
+            Case {
+                name: "the same resource not ignored: no node has it, no victims",
+                node: cpu4.clone(),
+                pods: vec![pod("l", "n1", LOW, 3000, 0, Some(1))],
+                preemptor: patched(
+                    pod("h", "", HIGH, 0, 0, None),
+                    json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {
+                        "cpu": "2", "example.com/vgpu-mem": "1000"}}}]}}),
+                ),
+                settings: Default::default(),
+                want: None,
+            },
+        ];
+        for case in cases {
+            let n1: crate::model::Node = serde_json::from_value(json!({
+                "metadata": {"name": "n1"}, "status": {"allocatable": case.node}
+            }))
+            .unwrap();
+            let s = snapshot(vec![n1], case.pods, vec![]);
+            let info = s.node("n1").unwrap();
+            let got = Preemptor::new(&s, &case.preemptor, NoFilters, now())
+                .ignoring(&case.settings)
+                .select_victims(0)
+                .map(|v| named(info, v));
+            match (&got, &case.want) {
+                (Ok(v), Some(want)) => assert_eq!(names(v), *want, "{}", case.name),
+                (Err(_), None) => {}
+                _ => panic!("{}: got {got:?}, want {:?}", case.name, case.want),
+            }
+        }
     }
 
     fn pdb(selector: serde_json::Value, allowed: i32) -> PodDisruptionBudget {
@@ -944,6 +1089,7 @@ mod tests {
                     position: i as u32,
                     priority: p.priority,
                     start_time: p.start_time.unwrap_or(now),
+                    breaks_pdb: false,
                 })
                 .collect();
             potential.sort_by_key(Victim::importance);
@@ -953,13 +1099,13 @@ mod tests {
                 info.pods.len(),
             );
             for pod in nominated_against(s, preemptor, info.node.name()) {
-                resources.add_pod(&pod_requests(pod));
+                resources.add_pod(&assigned_pod_requests(pod));
             }
             let summaries = info.pods.summaries();
             for v in &potential {
                 resources.remove_pod(&summaries[v.position as usize].requests);
             }
-            let request = pod_requests(preemptor);
+            let request = crate::model::requests::pod_requests(preemptor);
             if potential.is_empty() || resources.fits(&request).is_err() {
                 return None;
             }
@@ -984,7 +1130,7 @@ mod tests {
                     resources.add_pod(requests);
                     if !resources.has_room(&request) {
                         resources.remove_pod(requests);
-                        victims.pods.push(*v);
+                        victims.pods.push(Victim { breaks_pdb, ..*v });
                         victims.num_pdb_violations += usize::from(breaks_pdb);
                     }
                 }
@@ -1103,6 +1249,7 @@ mod tests {
                 priority,
                 start_time: Timestamp::new(second, nano)
                     .unwrap_or(Timestamp::from_second(second).unwrap()),
+                breaks_pdb: false,
             })
         }
 

@@ -535,6 +535,40 @@ mod tests {
         assert!(out.spread.is_none());
     }
 
+    /// Issue 23's setup: a standalone ReplicaSet's pods all rank 0
+    /// (upstream `getReplicaSetsWithSameController` finds nothing), so the
+    /// pod ready most recently goes, not one of the two sharing n1.
+    #[test]
+    fn a_standalone_replica_set_deletes_the_most_recently_ready_pod() {
+        let ready_ago = |name: &str, node: &str, seconds: i64| -> Pod {
+            let mut p = web(name, node, 0);
+            p.metadata.owner_references[0].uid = "uid-web".into();
+            p.status.conditions[0].last_transition_time =
+                Some(now() - jiff::SignedDuration::from_secs(seconds));
+            p
+        };
+        let pods = vec![
+            ready_ago("a", "a1", 3_600),
+            ready_ago("b", "a1", 7_200),
+            ready_ago("c", "b1", 600),
+        ];
+        let web_rs: crate::model::SelectorOwner = serde_json::from_value(json!({
+            "metadata": {"name": "web-rs", "namespace": "shop", "uid": "uid-web"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}}
+        }))
+        .unwrap();
+        let s = Snapshot::build(ClusterObjects {
+            nodes: vec![node("a1", "a"), node("b1", "b")],
+            pods: pods.clone(),
+            replica_sets: vec![web_rs],
+            ..Default::default()
+        });
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let out = scale_in(&s, &refs, req(1, false));
+        assert_eq!(names(&out), ["c"]);
+        assert_eq!(out.victims[0].reason, "readyTime: ready more recently");
+    }
+
     #[test]
     fn count_above_the_number_of_pods_returns_all_still_ordered() {
         let pods = workload();

@@ -4,7 +4,8 @@
 //! A pod goes first when the first rule that tells two pods apart says so:
 //! unassigned; earlier phase (Pending < Unknown < Running); not ready;
 //! lower pod-deletion-cost; more related pods on its node (rank); ready
-//! more recently; more container restarts; created more recently. Times
+//! more recently; more container restarts (regular containers, then
+//! sidecars as a tie-break); created more recently. Times
 //! are compared in log2 buckets of their age, and two different times in the
 //! same bucket are decided by the smaller UID, which ends the comparison.
 
@@ -26,6 +27,7 @@ pub struct Ranked<'a> {
     ready_since: Aged,
     created: Aged,
     restarts: i32,
+    sidecar_restarts: i32,
 }
 
 /// A time with its log2 age bucket at the request's "now", computed once
@@ -69,6 +71,7 @@ impl<'a> Ranked<'a> {
                 .map(|c| c.restart_count)
                 .max()
                 .unwrap_or(0),
+            sidecar_restarts: sidecar_restarts(pod),
         }
     }
 
@@ -90,6 +93,7 @@ pub enum Rule {
     ReadyTime,
     ReadyTimeUid,
     Restarts(i32, i32),
+    SidecarRestarts(i32, i32),
     CreationTime,
     CreationUid,
 }
@@ -108,6 +112,9 @@ impl Rule {
                 "readyTimeUID: ready times in the same log2 age bucket, smaller UID".into()
             }
             Rule::Restarts(a, b) => format!("restarts: {a} > {b} container restarts"),
+            Rule::SidecarRestarts(a, b) => {
+                format!("sidecarRestarts: {a} > {b} sidecar container restarts")
+            }
             Rule::CreationTime => "creationTime: created more recently".into(),
             Rule::CreationUid => {
                 "creationUID: creation times in the same log2 age bucket, smaller UID".into()
@@ -136,6 +143,24 @@ pub fn deletion_cost(pod: &Pod) -> i32 {
         .annotations
         .get(POD_DELETION_COST)
         .and_then(|v| parse_deletion_cost(v))
+        .unwrap_or(0)
+}
+
+/// The most restarts of a sidecar (an init container with `restartPolicy:
+/// Always`), upstream `maxContainerRestarts`' second value (1.32, PR
+/// 124952): plain init containers do not count.
+fn sidecar_restarts(pod: &Pod) -> i32 {
+    pod.status
+        .init_container_statuses
+        .iter()
+        .filter(|s| {
+            pod.spec
+                .init_containers
+                .iter()
+                .any(|c| c.name == s.name && c.restart_policy.as_deref() == Some("Always"))
+        })
+        .map(|s| s.restart_count)
+        .max()
         .unwrap_or(0)
 }
 
@@ -192,6 +217,11 @@ pub fn compare(a: &Ranked, b: &Ranked) -> Option<(Ordering, Rule)> {
     if a.restarts != b.restarts {
         let (x, y) = ordered(a.restarts > b.restarts, &a.restarts, &b.restarts);
         return Some((first_if(a.restarts > b.restarts), Rule::Restarts(*x, *y)));
+    }
+    if a.sidecar_restarts != b.sidecar_restarts {
+        let more = a.sidecar_restarts > b.sidecar_restarts;
+        let (x, y) = ordered(more, &a.sidecar_restarts, &b.sidecar_restarts);
+        return Some((first_if(more), Rule::SidecarRestarts(*x, *y)));
     }
     if a.created.at != b.created.at {
         return newer_first(a.created, b.created, pa, pb).map(|(o, by_uid)| {
@@ -310,11 +340,15 @@ mod tests {
         serde_json::from_value(json!({
             "metadata": {"name": uid, "uid": uid, "annotations": annotations,
                          "creationTimestamp": f("created")},
-            "spec": {"nodeName": f("node").as_str().unwrap_or("")},
+            "spec": {"nodeName": f("node").as_str().unwrap_or(""),
+                     "initContainers": [{"name": "setup"}, {"name": "proxy", "restartPolicy": "Always"}]},
             "status": {"phase": f("phase").as_str().unwrap_or(""),
                        "conditions": conditions,
                        "containerStatuses": f("restarts").as_array().cloned().unwrap_or_default()
-                           .into_iter().map(|n| json!({"name": "c", "restartCount": n})).collect::<Vec<_>>()}
+                           .into_iter().map(|n| json!({"name": "c", "restartCount": n})).collect::<Vec<_>>(),
+                       "initContainerStatuses": [
+                           {"name": "setup", "restartCount": f("initRestarts").as_i64().unwrap_or(0)},
+                           {"name": "proxy", "restartCount": f("sidecarRestarts").as_i64().unwrap_or(0)}]}
         }))
         .unwrap()
     }
@@ -479,6 +513,34 @@ mod tests {
                 running("a", json!({"restarts": [3, 3]})),
                 0,
                 Rule::Restarts(4, 3),
+            ),
+            (
+                // compareMaxContainerRestarts (controller_utils.go, 1.32+).
+                "equal regular restarts: more sidecar restarts first",
+                running("z", json!({"restarts": [1], "sidecarRestarts": 5})),
+                0,
+                running("a", json!({"restarts": [1]})),
+                0,
+                Rule::SidecarRestarts(5, 0),
+            ),
+            (
+                "regular restarts decide before sidecar restarts",
+                running("z", json!({"restarts": [2]})),
+                0,
+                running("a", json!({"restarts": [1], "sidecarRestarts": 9})),
+                0,
+                Rule::Restarts(2, 1),
+            ),
+            (
+                "plain init container restarts do not count: creation time decides",
+                running("z", json!({"created": "2024-05-31T00:00:00Z"})),
+                0,
+                running(
+                    "a",
+                    json!({"initRestarts": 7, "created": "1975-01-01T00:00:00Z"}),
+                ),
+                0,
+                Rule::CreationTime,
             ),
             (
                 "created more recently first",
