@@ -11,7 +11,19 @@ use super::shared::{Shared, shared_list, shared_or_default};
 /// kubectl's last-applied configuration) is dropped while decoding so that
 /// 150,000 pods stay small in memory.
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
-const KEPT_ANNOTATIONS: &[&str] = &[POD_DELETION_COST];
+/// On a Deployment or ReplicaSet: `preserve-spread` opts its pods into
+/// deletion costs kube-arbiter keeps (docs/scale-in-controller.md).
+pub const SCALE_IN: &str = "kube-arbiter.io/scale-in";
+/// On the same workload: the largest scale-down the costs plan for.
+pub const SCALE_IN_MAX: &str = "kube-arbiter.io/scale-in-max";
+/// On a pod: its deletion cost was set by kube-arbiter (and is its to change).
+pub const DELETION_COST_MANAGED: &str = "kube-arbiter.io/deletion-cost-managed";
+const KEPT_ANNOTATIONS: &[&str] = &[
+    POD_DELETION_COST,
+    SCALE_IN,
+    SCALE_IN_MAX,
+    DELETION_COST_MANAGED,
+];
 
 pub type Labels = BTreeMap<String, String>;
 

@@ -82,7 +82,11 @@ pub struct SelectorOwner {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SelectorOwnerSpec {
     #[serde(default)]
     pub selector: Option<LabelSelector>,
+    /// Desired replicas (absent: 1, as the API server defaults it).
+    #[serde(default)]
+    pub replicas: Option<i32>,
 }

@@ -11,6 +11,7 @@
 //! pod-deletion-cost annotations would make the controller pick exactly
 //! those pods.
 
+pub mod keep_spread;
 pub mod order;
 pub mod rank;
 pub mod spread;

@@ -1,0 +1,297 @@
+//! Deletion costs that keep topology spread whenever the ReplicaSet
+//! controller scales a workload in by any count up to N.
+//!
+//! The spread-preserving pick ([`super::scale_in`] with `preserve_spread`)
+//! chooses N victims greedily, one removal at a time, each leaving the least
+//! excess over maxSkew: its order is the plan, and every prefix of it is the
+//! greedy pick for that smaller count. The victims get increasing costs
+//! below the cheapest kept pod, so the controller's own order deletes them
+//! first and in that order. The result is checked by re-running the
+//! controller's order with those costs: the skews per count are what the
+//! costs guarantee, not what was hoped for.
+//!
+//! A cost already present on an input pod is the user's (the caller strips
+//! the costs kube-arbiter set itself): it is never planned over, and it
+//! takes part in the order as the controller reads it.
+
+use jiff::Timestamp;
+
+use super::order::{self, Ranked, deletion_cost};
+use super::spread::{SpreadCounts, hard_constraints};
+use super::{ScaleInRequest, rank, scale_in};
+use crate::config::scheduling::DefaultSpreadConstraints;
+use crate::model::Pod;
+use crate::model::meta::POD_DELETION_COST;
+
+use crate::cluster::Snapshot;
+
+/// The costs to keep on a workload's pods and what they guarantee.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostPlan<'a> {
+    /// Pods that should carry a cost set by kube-arbiter; every other pod
+    /// should carry none from it.
+    pub costs: Vec<(&'a Pod, i32)>,
+    /// The first N pods the controller deletes with those costs, in order.
+    pub deletion_order: Vec<&'a Pod>,
+    /// Each hard constraint with its skew now and after each count.
+    pub constraints: Vec<GuaranteedSkew>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuaranteedSkew {
+    pub topology_key: String,
+    pub max_skew: i64,
+    pub now: i64,
+    /// `after[k - 1]`: the skew once the controller has deleted k pods.
+    pub after: Vec<i64>,
+}
+
+impl GuaranteedSkew {
+    /// The largest skew any scale-in by 1..=N leaves (`now` when N is 0).
+    pub fn worst(&self) -> i64 {
+        self.after.iter().copied().max().unwrap_or(self.now)
+    }
+}
+
+impl CostPlan<'_> {
+    /// Whether every scale-in by 1..=N keeps every hard constraint within
+    /// its maxSkew.
+    pub fn keeps_spread(&self) -> bool {
+        self.constraints.iter().all(|c| c.worst() <= c.max_skew)
+    }
+}
+
+/// The plan for `pods` (one workload's pods, without costs kube-arbiter
+/// set) scaled in by up to `max` pods.
+pub fn plan_deletion_costs<'a>(
+    snapshot: &Snapshot,
+    pods: &[&'a Pod],
+    max: usize,
+    defaults: &DefaultSpreadConstraints,
+    now: Timestamp,
+) -> CostPlan<'a> {
+    let request = |preserve_spread| ScaleInRequest {
+        count: max,
+        preserve_spread,
+        now,
+    };
+    let spread = scale_in(snapshot, pods, request(Some(defaults)));
+    let upstream = scale_in(snapshot, pods, request(None));
+    let has_constraints = spread
+        .spread
+        .as_ref()
+        .is_some_and(|p| !p.constraints.is_empty());
+    let same = |a: &super::Victim, b: &super::Victim| std::ptr::eq(a.pod, b.pod);
+    let needed = has_constraints
+        && !(spread.victims.len() == upstream.victims.len()
+            && spread
+                .victims
+                .iter()
+                .zip(&upstream.victims)
+                .all(|(a, b)| same(a, b)));
+    let costs = if needed {
+        increasing_costs(pods, &spread.victims)
+    } else {
+        Vec::new()
+    };
+    let (deletion_order, constraints) = check(snapshot, pods, &costs, max, defaults, now);
+    CostPlan {
+        costs,
+        deletion_order,
+        constraints,
+    }
+}
+
+/// Costs below the cheapest kept pod, increasing along `victims`, for the
+/// victims without a cost of their own.
+fn increasing_costs<'a>(pods: &[&'a Pod], victims: &[super::Victim<'a>]) -> Vec<(&'a Pod, i32)> {
+    let is_victim = |p: &Pod| victims.iter().any(|v| std::ptr::eq(v.pod, p));
+    let cheapest_kept = pods
+        .iter()
+        .filter(|p| rank::is_active(p) && !is_victim(p))
+        .map(|p| i64::from(deletion_cost(p)))
+        .min()
+        .unwrap_or(0);
+    let n = victims.len() as i64;
+    victims
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !v.pod.metadata.annotations.contains_key(POD_DELETION_COST))
+        .map(|(i, v)| {
+            let cost = (cheapest_kept - n + i as i64).max(i64::from(i32::MIN));
+            (v.pod, cost as i32)
+        })
+        .collect()
+}
+
+/// The controller's order with `costs` applied: its first `max` pods, and
+/// the skews each count of them leaves.
+fn check<'a>(
+    snapshot: &Snapshot,
+    pods: &[&'a Pod],
+    costs: &[(&'a Pod, i32)],
+    max: usize,
+    defaults: &DefaultSpreadConstraints,
+    now: Timestamp,
+) -> (Vec<&'a Pod>, Vec<GuaranteedSkew>) {
+    let active: Vec<&Pod> = pods
+        .iter()
+        .copied()
+        .filter(|p| rank::is_active(p))
+        .collect();
+    let mut ordered: Vec<Ranked<'a>> = active
+        .iter()
+        .zip(rank::ranks(snapshot, &active))
+        .map(|(p, r)| {
+            let mut ranked = Ranked::new(p, r, now);
+            if let Some((_, c)) = costs.iter().find(|(c, _)| std::ptr::eq(*c, *p)) {
+                ranked.cost = *c;
+            }
+            ranked
+        })
+        .collect();
+    order::sort(&mut ordered);
+    let in_order: Vec<&'a Pod> = ordered.iter().map(|r| r.pod).collect();
+    let count = max.min(in_order.len());
+    let mut counts = hard_constraints(snapshot, &in_order, defaults);
+    let constraints = counts
+        .iter_mut()
+        .map(|c: &mut SpreadCounts| {
+            let now = c.skew();
+            let after = (0..count)
+                .map(|i| {
+                    c.remove(i);
+                    c.skew()
+                })
+                .collect();
+            GuaranteedSkew {
+                topology_key: c.topology_key.clone(),
+                max_skew: c.max_skew,
+                now,
+                after,
+            }
+        })
+        .collect();
+    (in_order[..count].to_vec(), constraints)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::ClusterObjects;
+    use crate::model::Node;
+    use serde_json::json;
+
+    fn now() -> Timestamp {
+        "2024-06-01T00:00:00Z".parse().unwrap()
+    }
+
+    fn node(name: &str, zone: &str) -> Node {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {
+            "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
+        .unwrap()
+    }
+
+    /// A ready pod of `web-rs` spread by zone (maxSkew 1), created
+    /// `created` seconds after 2024-01-01: the newest goes first.
+    fn web(name: &str, node: &str, created: i64) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+                "labels": {"app": "web"},
+                "creationTimestamp": Timestamp::from_second(1_704_067_200 + created).unwrap().to_string(),
+                "ownerReferences": [{"kind": "ReplicaSet", "name": "web-rs", "controller": true}]},
+            "spec": {"nodeName": node, "topologySpreadConstraints": [{
+                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
+                "lastTransitionTime": "2020-01-01T00:00:00Z"}]}
+        }))
+        .unwrap()
+    }
+
+    /// Zones a/b/c hold 4/3/2 pods, one per node; zone c's are the newest,
+    /// so the controller alone deletes them first and empties zone c.
+    fn uneven() -> (Snapshot, Vec<Pod>) {
+        let mut nodes = Vec::new();
+        let mut pods = Vec::new();
+        for (zone, n, created) in [("a", 4, 10), ("b", 3, 1_000), ("c", 2, 9_000_000)] {
+            for i in 0..n {
+                let name = format!("{zone}{i}");
+                nodes.push(node(&name, zone));
+                pods.push(web(&format!("web-{name}"), &name, created + i));
+            }
+        }
+        let snapshot = Snapshot::build(ClusterObjects {
+            nodes,
+            pods: pods.clone(),
+            ..Default::default()
+        });
+        (snapshot, pods)
+    }
+
+    fn plan<'a>(s: &Snapshot, pods: &'a [Pod], max: usize) -> CostPlan<'a> {
+        let refs: Vec<&Pod> = pods.iter().collect();
+        plan_deletion_costs(s, &refs, max, &DefaultSpreadConstraints::default(), now())
+    }
+
+    #[test]
+    fn every_scale_in_up_to_n_keeps_max_skew() {
+        let (s, pods) = uneven();
+        let p = plan(&s, &pods, 4);
+        assert_eq!(p.constraints[0].now, 2);
+        assert_eq!(p.constraints[0].after, [1, 1, 0, 1], "{p:?}");
+        assert!(p.keeps_spread());
+        // Increasing costs below the kept pods' 0, one per victim.
+        let costs: Vec<i32> = p.costs.iter().map(|(_, c)| *c).collect();
+        assert_eq!(costs, [-4, -3, -2, -1]);
+        let order: Vec<&str> = p
+            .costs
+            .iter()
+            .map(|(p, _)| p.metadata.name.as_str())
+            .collect();
+        let deleted: Vec<&str> = p
+            .deletion_order
+            .iter()
+            .map(|p| p.metadata.name.as_str())
+            .collect();
+        assert_eq!(order, deleted);
+    }
+
+    #[test]
+    fn no_costs_when_the_controller_order_already_keeps_spread() {
+        let (s, mut pods) = uneven();
+        // Zone a's pods become the newest: the controller takes them first.
+        for (i, p) in pods.iter_mut().take(4).enumerate() {
+            p.metadata.creation_timestamp =
+                Some(Timestamp::from_second(1_704_067_200 + 20_000_000 + i as i64).unwrap());
+        }
+        let p = plan(&s, &pods, 1);
+        assert!(p.costs.is_empty(), "{p:?}");
+        assert!(p.keeps_spread());
+    }
+
+    #[test]
+    fn a_users_cost_is_never_planned_over_and_is_read_as_the_controller_reads_it() {
+        let (s, mut pods) = uneven();
+        // The user protects one zone-a pod.
+        pods[0]
+            .metadata
+            .annotations
+            .insert(POD_DELETION_COST.into(), "100".into());
+        let p = plan(&s, &pods, 2);
+        assert!(p.costs.iter().all(|(c, _)| c.metadata.name != "web-a0"));
+        assert!(!p.deletion_order.iter().any(|c| c.metadata.name == "web-a0"));
+        assert!(p.keeps_spread(), "{p:?}");
+    }
+
+    #[test]
+    fn the_guarantee_is_checked_not_assumed() {
+        // A not-ready pod in zone c goes first whatever the costs say.
+        let (s, mut pods) = uneven();
+        pods[8].status.conditions[0].status = "False".into();
+        let p = plan(&s, &pods, 1);
+        assert_eq!(p.deletion_order[0].metadata.name, "web-c1");
+        assert_eq!(p.constraints[0].after, [3]);
+        assert!(!p.keeps_spread());
+    }
+}
