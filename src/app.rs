@@ -14,6 +14,7 @@ use crate::cluster::file::{self, FileSource};
 use crate::cluster::live::{self, LiveSource};
 use crate::cluster::{Binder, ClusterView, InFlight, assume};
 use crate::config::{Config, LiveSettings};
+use crate::deletion_cost::{self, Deployments};
 use crate::explain::{self, ExplainError, Target};
 use crate::server::access::{AccessRules, Callers};
 use crate::server::delegated_auth::DelegatedAuth;
@@ -142,6 +143,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
             .with_access(access)
             .with_scheduler_names(args.scheduler_names.clone())
             .with_bind_verb(!args.disable_bind_verb);
+        let (state, _deletion_costs) = source.keep_deletion_costs(state);
         let options = ServeOptions {
             listen: args.listen,
             metrics_listen: args.metrics_listen,
@@ -246,6 +248,25 @@ impl ClusterSource {
                 PeopleAuth::Delegated(Arc::new(DelegatedAuth::new(live.client(), &state.metrics)))
             }
         }
+    }
+
+    /// Live mode: watch the Deployments (their annotations opt their
+    /// ReplicaSets in) and start the deletion-cost writer; file mode
+    /// writes nothing (`/debug/scale-in` still shows the plan).
+    fn keep_deletion_costs(&self, state: AppState) -> (AppState, Vec<AbortOnDrop>) {
+        let Self::Live(live) = self else {
+            return (state, Vec::new());
+        };
+        let (deployments, watch) = Deployments::watch(live.client());
+        let state = state.with_deployments(deployments.clone());
+        let writer = deletion_cost::start(
+            live.client(),
+            Arc::clone(&state.view),
+            Arc::clone(&state.config),
+            Arc::clone(&state.metrics),
+            deployments,
+        );
+        (state, vec![AbortOnDrop(watch), AbortOnDrop(writer)])
     }
 
     /// The in-flight ledger: only the live source's watch tells when a pod

@@ -7,9 +7,11 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub mod preemption;
+pub mod scale_in;
 pub mod scheduling;
 
 pub use preemption::{PreemptionAnswer, PreemptionSettings};
+pub use scale_in::ScaleInSettings;
 pub use scheduling::SchedulingSettings;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -19,6 +21,7 @@ pub struct Config {
     pub scheduling: SchedulingSettings,
     pub live: LiveSettings,
     pub preemption: PreemptionSettings,
+    pub scale_in: ScaleInSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -120,6 +123,7 @@ impl Config {
         }
         let config: Self = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
         config.scheduling.validate()?;
+        config.scale_in.validate()?;
         Ok(config)
     }
 }
@@ -166,5 +170,16 @@ mod tests {
         let c = Config::parse("live:\n  inFlightWaitMillis: 0\n").unwrap();
         assert!(c.live.in_flight_wait().is_zero());
         assert!(Config::parse("live:\n  ttl: 1\n").is_err());
+    }
+
+    #[test]
+    fn scale_in_section_turns_the_writer_off_and_checks_its_timings() {
+        assert!(Config::default().scale_in.manage_deletion_cost);
+        let c = Config::parse("scaleIn:\n  manageDeletionCost: false\n").unwrap();
+        assert!(!c.scale_in.manage_deletion_cost);
+        let err = Config::parse("scaleIn:\n  intervalMillis: 10000\n").unwrap_err();
+        assert!(err.contains("leaseDurationSeconds"), "{err}");
+        assert!(Config::parse("scaleIn:\n  patchesPerSecond: 0\n").is_err());
+        assert_eq!(Config::default().scale_in.patches_per_interval(), 20);
     }
 }

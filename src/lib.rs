@@ -7,6 +7,7 @@ pub mod certs;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod deletion_cost;
 pub mod explain;
 pub mod log_every;
 pub mod model;

@@ -20,6 +20,7 @@ mod prioritize_json;
 mod recent_nodes;
 mod request_body;
 pub mod scale_in;
+mod scale_in_plan;
 mod strict_json;
 mod valid_json;
 
@@ -63,6 +64,7 @@ pub fn admission_routes() -> Router<AppState> {
 pub fn other_routes() -> Router<AppState> {
     Router::new()
         .merge(scale_in::routes())
+        .merge(scale_in_plan::routes())
         .merge(explain::routes())
 }
 

@@ -13,6 +13,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::cluster::ClusterView;
+use crate::deletion_cost::DeletionCostMetrics;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteStatus {
@@ -85,6 +86,8 @@ pub struct Metrics {
     pub bindings_refused: Counter<u64, AtomicU64>,
     /// Names in preempt requests the view did not know, by what they name.
     preempt_unknown: Family<WhatLabel, Counter>,
+    /// The deletion-cost writer (docs/scale-in-controller.md).
+    pub deletion_cost: DeletionCostMetrics,
 }
 
 fn latency_histogram() -> Histogram {
@@ -123,6 +126,8 @@ impl Metrics {
         let tls_reload_failures = Counter::default();
         let preempt_unknown = Family::<WhatLabel, Counter>::default();
         let bindings_refused = Counter::default();
+        let deletion_cost = DeletionCostMetrics::default();
+        deletion_cost.register(&mut registry);
         registry.register(
             "bindings_refused",
             "Bind calls refused before reaching the API server (pod unknown, already bound, \
@@ -282,6 +287,7 @@ impl Metrics {
             tls_reload_failures,
             bindings_refused,
             preempt_unknown,
+            deletion_cost,
         }
     }
 

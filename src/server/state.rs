@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
+use crate::deletion_cost::Deployments;
 use crate::server::access::AccessRules;
 use crate::server::error::ApiError;
 use crate::server::metrics::Metrics;
@@ -27,6 +28,9 @@ pub struct AppState {
     pub scheduler_names: Arc<[String]>,
     /// Whether `/scheduler/bind` is served at all.
     pub bind_verb: bool,
+    /// The Deployments' annotations (live mode), which decide their
+    /// ReplicaSets' scale-in opt-in.
+    pub deployments: Option<Deployments>,
 }
 
 impl AppState {
@@ -41,6 +45,7 @@ impl AppState {
             people: PeopleAuth::default(),
             scheduler_names: Arc::from(["default-scheduler".to_string()]),
             bind_verb: true,
+            deployments: None,
         }
     }
 
@@ -73,6 +78,12 @@ impl AppState {
     /// Serve `/scheduler/bind` or not (`--disable-bind-verb`).
     pub fn with_bind_verb(mut self, served: bool) -> Self {
         self.bind_verb = served;
+        self
+    }
+
+    /// Read the scale-in opt-in of Deployments from `deployments`.
+    pub fn with_deployments(mut self, deployments: Deployments) -> Self {
+        self.deployments = Some(deployments);
         self
     }
 

@@ -11,7 +11,11 @@
 //! in a pod's status, and stop and start the server on its address (an API server
 //! that is not up yet, or restarts: objects and history survive). It also
 //! answers TokenReviews and SubjectAccessReviews from the tokens and grants
-//! a test gives it ([`FakeApiServer::add_token`], [`FakeApiServer::allow`]).
+//! a test gives it ([`FakeApiServer::add_token`], [`FakeApiServer::allow`]),
+//! JSON merge patches of pods (a `metadata.uid` in the patch that is not the
+//! pod's is refused, 422, as the API server refuses to change a UID), and
+//! coordination.k8s.io/v1 Leases: get, create (409 AlreadyExists) and
+//! update (409 Conflict on a stale resourceVersion).
 //! Plain HTTP, or HTTPS with its own CA as a real API server serves
 //! ([`FakeApiServer::start_tls`]).
 #![allow(dead_code)] // each test binary uses a different part of it
@@ -35,7 +39,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 /// A collection the server serves: URL path, apiVersion, kind.
-pub const RESOURCES: [(&str, &str, &str); 9] = [
+pub const RESOURCES: [(&str, &str, &str); 10] = [
     ("/api/v1/nodes", "v1", "Node"),
     ("/api/v1/pods", "v1", "Pod"),
     ("/api/v1/namespaces", "v1", "Namespace"),
@@ -52,6 +56,7 @@ pub const RESOURCES: [(&str, &str, &str); 9] = [
     ("/api/v1/services", "v1", "Service"),
     ("/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet"),
     ("/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet"),
+    ("/apis/apps/v1/deployments", "apps/v1", "Deployment"),
     (
         "/api/v1/replicationcontrollers",
         "v1",
@@ -98,6 +103,8 @@ struct Inner {
     bindings: Vec<Value>,
     requests: Vec<String>,
     identities: Identities,
+    /// Leases by "namespace/name".
+    leases: BTreeMap<String, Value>,
 }
 
 #[derive(Clone)]
@@ -426,6 +433,14 @@ impl FakeApiServer {
         self.lock().requests.clone()
     }
 
+    /// A Lease as stored.
+    pub fn lease(&self, namespace: &str, name: &str) -> Option<Value> {
+        self.lock()
+            .leases
+            .get(&format!("{namespace}/{name}"))
+            .cloned()
+    }
+
     pub fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Value> {
         let path = collection_of(kind);
         let inner = self.lock();
@@ -620,6 +635,18 @@ async fn handle(State(shared): State<Shared>, req: Request) -> Response {
                     "gitCommit": "", "gitTreeState": "", "buildDate": "",
                     "goVersion": "", "compiler": "", "platform": "linux/amd64"}),
         );
+    }
+    if path.starts_with(LEASES) {
+        let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        return lease(&shared, &method, &path, &body);
+    }
+    if method == Method::PATCH {
+        let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        return patch_pod(&shared, &path, &body);
     }
     if method == Method::POST {
         let body = axum::body::to_bytes(req.into_body(), 1 << 20)
@@ -890,6 +917,122 @@ fn bind(shared: &Shared, path: &str, body: &[u8]) -> Response {
         201,
         &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
     )
+}
+
+const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/";
+
+/// RFC 7386 JSON merge patch: objects merge key by key, `null` removes.
+fn merge_patch(target: &mut Value, patch: &Value) {
+    let Some(fields) = patch.as_object() else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = json!({});
+    }
+    let object = target.as_object_mut().unwrap();
+    for (k, v) in fields {
+        if v.is_null() {
+            object.remove(k);
+        } else {
+            merge_patch(object.entry(k.clone()).or_insert(Value::Null), v);
+        }
+    }
+}
+
+/// PATCH /api/v1/namespaces/NS/pods/NAME (application/merge-patch+json).
+fn patch_pod(shared: &Shared, path: &str, body: &[u8]) -> Response {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let ["api", "v1", "namespaces", ns, "pods", name] = parts[..] else {
+        return json_response(404, &status(404, "NotFound", &format!("no route {path}")));
+    };
+    let patch: Value = match serde_json::from_slice(body) {
+        Ok(p) => p,
+        Err(e) => return json_response(400, &status(400, "BadRequest", &e.to_string())),
+    };
+    let mut inner = shared.inner.lock().unwrap();
+    let Some(text) = inner.collections["/api/v1/pods"]
+        .items
+        .get(&format!("{ns}/{name}"))
+        .cloned()
+    else {
+        let msg = format!("pods \"{name}\" not found");
+        return json_response(404, &status(404, "NotFound", &msg));
+    };
+    let mut pod: Value = serde_json::from_str(&text).unwrap();
+    if let Some(uid) = patch["metadata"]["uid"].as_str()
+        && pod["metadata"]["uid"].as_str() != Some(uid)
+    {
+        let msg = format!(
+            "Pod \"{name}\" is invalid: metadata.uid: Invalid value: \"{uid}\": field is immutable"
+        );
+        return json_response(422, &status(422, "Invalid", &msg));
+    }
+    merge_patch(&mut pod, &patch);
+    store(&mut inner, shared, "/api/v1/pods", "MODIFIED", pod, true);
+    let key = format!("{ns}/{name}");
+    let stored = inner.collections["/api/v1/pods"].items[&key].clone();
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        stored.to_string(),
+    )
+        .into_response()
+}
+
+/// Leases under /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]:
+/// GET, POST (create), PUT (update with the resourceVersion read).
+fn lease(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Response {
+    let rest: Vec<&str> = path[LEASES.len()..].trim_matches('/').split('/').collect();
+    let mut inner = shared.inner.lock().unwrap();
+    let conflict = |msg: &str| json_response(409, &status(409, "Conflict", msg));
+    match (method, &rest[..]) {
+        (&Method::GET, [ns, "leases", name]) => match inner.leases.get(&format!("{ns}/{name}")) {
+            Some(l) => json_response(200, l),
+            None => {
+                let msg = format!("leases.coordination.k8s.io \"{name}\" not found");
+                json_response(404, &status(404, "NotFound", &msg))
+            }
+        },
+        (&Method::POST, [ns, "leases"]) => {
+            let mut lease: Value = serde_json::from_slice(body).unwrap();
+            let name = lease["metadata"]["name"].as_str().unwrap_or("").to_string();
+            let key = format!("{ns}/{name}");
+            if inner.leases.contains_key(&key) {
+                let msg = format!("leases.coordination.k8s.io \"{name}\" already exists");
+                return json_response(409, &status(409, "AlreadyExists", &msg));
+            }
+            inner.rv += 1;
+            lease["metadata"]["namespace"] = json!(ns);
+            lease["metadata"]["uid"] = json!(format!("lease-uid-{}", inner.rv));
+            lease["metadata"]["resourceVersion"] = json!(inner.rv.to_string());
+            inner.leases.insert(key, lease.clone());
+            json_response(201, &lease)
+        }
+        (&Method::PUT, [ns, "leases", name]) => {
+            let mut lease: Value = serde_json::from_slice(body).unwrap();
+            let key = format!("{ns}/{name}");
+            let Some(current) = inner.leases.get(&key) else {
+                let msg = format!("leases.coordination.k8s.io \"{name}\" not found");
+                return json_response(404, &status(404, "NotFound", &msg));
+            };
+            let given = lease["metadata"]["resourceVersion"].as_str();
+            if given.is_some_and(|v| Some(v) != current["metadata"]["resourceVersion"].as_str()) {
+                return conflict(&format!(
+                    "Operation cannot be fulfilled on leases.coordination.k8s.io \"{name}\": \
+                     the object has been modified; please apply your changes to the latest version and try again"
+                ));
+            }
+            inner.rv += 1;
+            lease["metadata"]["resourceVersion"] = json!(inner.rv.to_string());
+            inner.leases.insert(key, lease.clone());
+            json_response(200, &lease)
+        }
+        _ => json_response(
+            405,
+            &status(405, "MethodNotAllowed", &format!("{method} {path}")),
+        ),
+    }
 }
 
 /// A running pod of app `app` in namespace `shop`, bound to `node`.

@@ -1,0 +1,56 @@
+//! The Deployments' annotations, for the opt-in of their ReplicaSets
+//! ([`super::workloads`]): a metadata-only watch (no pod templates) into
+//! kube-runtime's reflector store (`Api<PartialObjectMeta<_>>` asks for
+//! metadata only).
+
+use std::collections::BTreeMap;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use tokio::task::JoinHandle;
+
+use super::workloads::DeploymentAnnotations;
+
+#[derive(Clone)]
+pub struct Deployments {
+    store: Store<PartialObjectMeta<Deployment>>,
+}
+
+impl Deployments {
+    /// Watch every Deployment's metadata until the task is aborted.
+    pub fn watch(client: kube::Client) -> (Self, JoinHandle<()>) {
+        let (store, writer) = reflector::store();
+        let api: Api<PartialObjectMeta<Deployment>> = Api::all(client);
+        let stream = reflector::reflector(
+            writer,
+            watcher(api, watcher::Config::default().any_semantic()),
+        )
+        .default_backoff();
+        let task = tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = stream.next().await {
+                if let Err(e) = event {
+                    tracing::debug!(error = %e, "Deployment watch failed; it retries");
+                }
+            }
+        });
+        (Self { store }, task)
+    }
+
+    /// Whether the first list has arrived (before it, every Deployment
+    /// would look absent).
+    pub async fn ready(&self) {
+        let _ = self.store.wait_until_ready().await;
+    }
+}
+
+impl DeploymentAnnotations for Deployments {
+    fn annotations(&self, namespace: &str, name: &str) -> Option<BTreeMap<String, String>> {
+        let d = self.store.get(&ObjectRef::new(name).within(namespace))?;
+        Some(d.metadata.annotations.clone().unwrap_or_default())
+    }
+}

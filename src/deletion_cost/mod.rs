@@ -1,0 +1,239 @@
+//! Scale-in that keeps spread, applied: kube-arbiter keeps
+//! `controller.kubernetes.io/pod-deletion-cost` on the pods of opted-in
+//! ReplicaSets so that the ReplicaSet controller's own order removes the
+//! pods that keep topology spread (docs/scale-in-controller.md).
+//!
+//! [`workloads`] decides (which workloads, which costs; pure), [`lease`]
+//! makes one replica the writer, [`run`] compares the plan with the pods
+//! and patches the difference, a bounded number a second.
+
+pub mod deployments;
+pub mod lease;
+pub mod metrics;
+pub mod workloads;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Pod as ApiPod;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+use tokio::task::JoinHandle;
+
+use crate::cluster::ClusterView;
+use crate::config::Config;
+use crate::log_every::LogEvery;
+use crate::model::meta::{DELETION_COST_MANAGED, POD_DELETION_COST};
+use crate::server::metrics::Metrics;
+
+pub use self::deployments::Deployments;
+use self::lease::{Elector, Step};
+pub use self::metrics::DeletionCostMetrics;
+use self::metrics::{ConstraintLabel, ResultLabel, WhatLabel};
+use self::workloads::{PodPatch, WorkloadPlan};
+
+/// Start the writer: it waits for the Deployments' first list, then
+/// contends for the Lease and, while it holds it, keeps the costs.
+pub fn start(
+    client: kube::Client,
+    view: Arc<ClusterView>,
+    config: Arc<Config>,
+    metrics: Arc<Metrics>,
+    deployments: Deployments,
+) -> JoinHandle<()> {
+    tokio::spawn(run(client, view, config, metrics, deployments))
+}
+
+async fn run(
+    client: kube::Client,
+    view: Arc<ClusterView>,
+    config: Arc<Config>,
+    metrics: Arc<Metrics>,
+    deployments: Deployments,
+) {
+    let settings = &config.scale_in;
+    deployments.ready().await;
+    let m = &metrics.deletion_cost;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &settings.lease_namespace);
+    let mut elector = Elector::new(
+        leases,
+        &settings.lease_name,
+        &lease::identity(),
+        settings.lease_duration(),
+    );
+    let mut tick = tokio::time::interval(settings.interval());
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let pace = std::time::Duration::from_secs_f64(1.0 / f64::from(settings.patches_per_second));
+    let mut pending = Pending::default();
+    let mut leading = false;
+    let lease_failures = LogEvery::new(std::time::Duration::from_secs(60));
+    loop {
+        tick.tick().await;
+        let step = match elector.step().await {
+            Ok(step) => step,
+            Err(e) => {
+                if let Some(held_back) = lease_failures.admit(std::time::Instant::now()) {
+                    tracing::warn!(error = %crate::cluster::live::describe(&e), held_back,
+                        lease = %settings.lease_name, "cannot read or renew the scale-in Lease");
+                }
+                if elector.may_write() {
+                    Step::Leading
+                } else {
+                    Step::Following { conflict: false }
+                }
+            }
+        };
+        if let Step::Following { conflict: true } = step {
+            m.conflicts
+                .get_or_create(&WhatLabel { what: "lease" })
+                .inc();
+        }
+        let now_leading = step == Step::Leading;
+        if now_leading != leading {
+            tracing::info!(
+                identity = elector.identity(),
+                leading = now_leading,
+                "scale-in Lease {}",
+                if now_leading {
+                    "taken: this replica writes deletion costs"
+                } else {
+                    "lost or held by another replica"
+                }
+            );
+            leading = now_leading;
+            pending.clear();
+        }
+        m.leader.set(i64::from(leading));
+        if !leading || !view.is_ready() {
+            continue;
+        }
+        let Some(snapshot) = view.current() else {
+            continue;
+        };
+        let (plans, todo) = {
+            let config = Arc::clone(&config);
+            let deployments = deployments.clone();
+            let snapshot = Arc::clone(&snapshot);
+            let planned = tokio::task::spawn_blocking(move || {
+                let plans = if config.scale_in.manage_deletion_cost {
+                    workloads::plans(
+                        &snapshot,
+                        Some(&deployments),
+                        &config.scheduling.default_spread_constraints,
+                        jiff::Timestamp::now(),
+                        None,
+                    )
+                } else {
+                    Vec::new()
+                };
+                let todo = workloads::patches(&snapshot, &plans);
+                (plans, todo)
+            })
+            .await;
+            match planned {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::error!(error = %e, "planning deletion costs failed");
+                    continue;
+                }
+            }
+        };
+        record(m, &plans);
+        pending.forget_seen(&snapshot);
+        let todo: Vec<PodPatch> = todo.into_iter().filter(|p| !pending.waits_for(p)).collect();
+        for patch in todo.into_iter().take(settings.patches_per_interval()) {
+            if !elector.may_write() {
+                break;
+            }
+            let result = send(&client, &patch).await;
+            m.patches.get_or_create(&ResultLabel { result }).inc();
+            if result == "conflict" {
+                m.conflicts.get_or_create(&WhatLabel { what: "pod" }).inc();
+            }
+            pending.sent(&patch);
+            tokio::time::sleep(pace).await;
+        }
+    }
+}
+
+/// Plans' gauges: workloads, pods with a planned cost, guaranteed skews.
+fn record(m: &DeletionCostMetrics, plans: &[WorkloadPlan]) {
+    m.workloads.set(plans.len() as i64);
+    let annotated = plans
+        .iter()
+        .flat_map(|p| &p.pods)
+        .filter(|p| p.desired.is_some())
+        .count();
+    m.pods_annotated.set(annotated as i64);
+    m.guaranteed_skew.clear();
+    for plan in plans {
+        for c in &plan.constraints {
+            m.guaranteed_skew
+                .get_or_create(&ConstraintLabel {
+                    namespace: plan.namespace.clone(),
+                    replicaset: plan.replica_set.clone(),
+                    topology_key: c.topology_key.clone(),
+                })
+                .set(c.guaranteed_skew);
+        }
+    }
+}
+
+/// Pods patched whose new version the view has not shown yet: the view
+/// still holds the version the patch was decided on, and deciding again on
+/// it would send the same patch again.
+#[derive(Default)]
+struct Pending(HashMap<String, String>);
+
+impl Pending {
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    fn sent(&mut self, patch: &PodPatch) {
+        self.0
+            .insert(patch.uid.clone(), patch.resource_version.clone());
+    }
+
+    fn waits_for(&self, patch: &PodPatch) -> bool {
+        self.0.get(&patch.uid) == Some(&patch.resource_version)
+    }
+
+    /// Drop the pods whose view version moved on (or that are gone).
+    fn forget_seen(&mut self, snapshot: &crate::cluster::Snapshot) {
+        self.0.retain(|uid, version| {
+            snapshot
+                .pod_by_uid(uid)
+                .is_some_and(|r| r.pod.metadata.resource_version == *version)
+        });
+    }
+}
+
+/// One JSON merge patch of the pod's two annotations; the pod's UID in the
+/// patch keeps it from landing on a pod recreated under the same name.
+async fn send(client: &kube::Client, patch: &PodPatch) -> &'static str {
+    let value = |v: Option<String>| v.map_or(serde_json::Value::Null, serde_json::Value::from);
+    let body = json!({"metadata": {
+        "uid": patch.uid,
+        "annotations": {
+            POD_DELETION_COST: value(patch.cost.map(|c| c.to_string())),
+            DELETION_COST_MANAGED: value(patch.cost.map(|_| "true".to_string())),
+        }
+    }});
+    let api: Api<ApiPod> = Api::namespaced(client.clone(), &patch.namespace);
+    match api
+        .patch_metadata(&patch.name, &PatchParams::default(), &Patch::Merge(&body))
+        .await
+    {
+        Ok(_) => "applied",
+        // 409, or 422 for a UID that no longer matches: the pod changed.
+        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 422 => "conflict",
+        Err(kube::Error::Api(s)) if s.code == 404 => "gone",
+        Err(e) => {
+            tracing::warn!(pod = %format!("{}/{}", patch.namespace, patch.name),
+                error = %crate::cluster::live::describe(&e), "cannot patch the pod's deletion cost");
+            "failed"
+        }
+    }
+}
