@@ -171,11 +171,16 @@ pub fn plans(
             let Some((by, max)) = opt_in(rs, deployments) else {
                 continue;
             };
-            let mine: Vec<&Pod> = pods
+            let mut mine: Vec<&Pod> = pods
                 .iter()
                 .map(|r| &*r.pod)
                 .filter(|p| owned_by(p, rs) && p.metadata.deletion_timestamp.is_none())
                 .collect();
+            // Pods no rule of the controller tells apart keep their input
+            // order in the plan: by UID, the plan is the same in every
+            // replica and after every update of the view (which may move a
+            // patched pod in the namespace's list).
+            mine.sort_by(|a, b| a.metadata.uid.cmp(&b.metadata.uid));
             out.push(plan_one(
                 snapshot,
                 rs,
