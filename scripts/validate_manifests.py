@@ -335,7 +335,8 @@ def check_custom_resource(doc, schema):
 # - every extender in a KubeSchedulerConfiguration carries the client pair
 #   (check_scheduler_config);
 # - kube-arbiter's ClusterRole grants exactly RBAC_ALLOWED at most, and
-#   RBAC_REQUIRED at least;
+#   RBAC_REQUIRED at least; its Role (the scale-in Lease) exactly
+#   ROLE_REQUIRED, get and update only by resourceNames;
 # - kube-arbiter's NetworkPolicy is Ingress-only and each rule admits named
 #   sources to port 8443/TCP only.
 # Across the files of one run (check_set):
@@ -363,6 +364,7 @@ _VIEW = [
 ] + [
     ("apps", "replicasets"),
     ("apps", "statefulsets"),
+    ("apps", "deployments"),
     ("policy", "poddisruptionbudgets"),
     ("scheduling.k8s.io", "priorityclasses"),
 ]
@@ -373,8 +375,17 @@ RBAC_REQUIRED = {
 RBAC_ALLOWED = (
     {(g, r, v) for g, r in _VIEW for v in ("get", "list", "watch")}
     | {("", "pods/binding", "create")}
+    # The scale-in writer sets pod-deletion-cost annotations
+    # (docs/scale-in-controller.md).
+    | {("", "pods", "patch")}
     | RBAC_REQUIRED
 )
+# The scale-in writer's Lease: a Role in kube-system, get and update on that
+# one Lease by name, and create (which RBAC cannot limit by name).
+LEASE_NAMESPACE = "kube-system"
+LEASE_NAME = "kube-arbiter-scale-in"
+ROLE_REQUIRED = {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
+ROLE_NAMED_VERBS = {"get", "update"}
 
 
 def _strings(node):
@@ -469,6 +480,29 @@ def check_arbiter_rbac(doc):
     return errors
 
 
+def check_arbiter_lease_role(doc):
+    granted, errors = set(), []
+    namespace = (doc.get("metadata") or {}).get("namespace")
+    if namespace != LEASE_NAMESPACE:
+        errors.append(f"metadata.namespace: the Lease Role belongs in {LEASE_NAMESPACE}, not {namespace}")
+    for i, rule in enumerate(doc.get("rules") or []):
+        at = f"rules[{i}]"
+        if not isinstance(rule, dict):
+            continue
+        names = rule.get("resourceNames")
+        for g in rule.get("apiGroups") or []:
+            for r in rule.get("resources") or []:
+                for v in rule.get("verbs") or []:
+                    if (g, r, v) not in ROLE_REQUIRED:
+                        errors.append(f"{at}: {v} on {r} ({g or 'core'}) is broader than kube-arbiter needs")
+                    elif v in ROLE_NAMED_VERBS and names != [LEASE_NAME]:
+                        errors.append(f"{at}: {v} on {r} needs resourceNames [{LEASE_NAME}]")
+                    granted.add((g, r, v))
+    for g, r, v in sorted(ROLE_REQUIRED - granted):
+        errors.append(f"rules: missing {v} on {g} {r} (the scale-in writer's Lease needs it)")
+    return errors
+
+
 def _port_is_arbiters(port):
     return isinstance(port, dict) and port.get("port") == ARBITER_PORT and port.get("protocol", "TCP") == "TCP" and "endPort" not in port
 
@@ -503,8 +537,10 @@ def security_checks(doc):
     kind = doc.get("kind")
     if kind == "Deployment":
         errors += check_arbiter_deployment(doc)
-    elif kind in ("ClusterRole", "Role") and _is_arbiter_object(doc):
+    elif kind == "ClusterRole" and _is_arbiter_object(doc):
         errors += check_arbiter_rbac(doc)
+    elif kind == "Role" and _is_arbiter_object(doc):
+        errors += check_arbiter_lease_role(doc)
     elif kind == "NetworkPolicy" and _is_arbiter_object(doc):
         errors += check_arbiter_network_policy(doc)
     return errors

@@ -325,6 +325,10 @@ fn the_validator_refuses_the_insecure_flag_and_loosened_security_settings() {
             ),
         ),
         (
+            "unnamed-lease.yaml",
+            replaced(&rbac, "    resourceNames: [kube-arbiter-scale-in]\n", ""),
+        ),
+        (
             "open-policy.yaml",
             replaced(
                 &replaced(&policy, "port: 8443", "port: 10250"),
@@ -343,6 +347,11 @@ fn the_validator_refuses_the_insecure_flag_and_loosened_security_settings() {
         "no client key (keyData or keyFile)",
     );
     assert_refused(&out, "broad-rbac.yaml", "delete on tokenreviews");
+    assert_refused(
+        &out,
+        "unnamed-lease.yaml",
+        "update on leases needs resourceNames [kube-arbiter-scale-in]",
+    );
     assert_refused(&out, "open-policy.yaml", "only 8443/TCP may be admitted");
     assert_refused(
         &out,
