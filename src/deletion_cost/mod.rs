@@ -14,6 +14,7 @@ pub mod workloads;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod as ApiPod;
@@ -64,16 +65,16 @@ async fn run(
     );
     let mut tick = tokio::time::interval(settings.interval());
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let pace = std::time::Duration::from_secs_f64(1.0 / f64::from(settings.patches_per_second));
+    let pace = Duration::from_secs_f64(1.0 / f64::from(settings.patches_per_second));
     let mut pending = Pending::default();
     let mut leading = false;
-    let lease_failures = LogEvery::new(std::time::Duration::from_secs(60));
+    let lease_failures = LogEvery::new(Duration::from_secs(60));
     loop {
         tick.tick().await;
         let step = match elector.step().await {
             Ok(step) => step,
             Err(e) => {
-                if let Some(held_back) = lease_failures.admit(std::time::Instant::now()) {
+                if let Some(held_back) = lease_failures.admit(Instant::now()) {
                     tracing::warn!(error = %crate::cluster::live::describe(&e), held_back,
                         lease = %settings.lease_name, "cannot read or renew the scale-in Lease");
                 }
@@ -151,7 +152,7 @@ async fn run(
             if result == "conflict" {
                 m.conflicts.get_or_create(&WhatLabel { what: "pod" }).inc();
             }
-            pending.sent(&patch);
+            pending.sent(&patch, result == "failed");
             tokio::time::sleep(pace).await;
         }
     }
@@ -182,27 +183,33 @@ fn record(m: &DeletionCostMetrics, plans: &[WorkloadPlan]) {
 
 /// Pods patched whose new version the view has not shown yet: the view
 /// still holds the version the patch was decided on, and deciding again on
-/// it would send the same patch again.
+/// it would send the same patch again. A patch that failed (the API server
+/// refused or did not answer) is tried again after [`RETRY_FAILED`].
 #[derive(Default)]
-struct Pending(HashMap<String, String>);
+struct Pending(HashMap<String, (String, Option<Instant>)>);
+
+const RETRY_FAILED: Duration = Duration::from_secs(60);
 
 impl Pending {
     fn clear(&mut self) {
         self.0.clear();
     }
 
-    fn sent(&mut self, patch: &PodPatch) {
+    fn sent(&mut self, patch: &PodPatch, failed: bool) {
+        let retry = failed.then(|| Instant::now() + RETRY_FAILED);
         self.0
-            .insert(patch.uid.clone(), patch.resource_version.clone());
+            .insert(patch.uid.clone(), (patch.resource_version.clone(), retry));
     }
 
     fn waits_for(&self, patch: &PodPatch) -> bool {
-        self.0.get(&patch.uid) == Some(&patch.resource_version)
+        self.0.get(&patch.uid).is_some_and(|(version, retry)| {
+            *version == patch.resource_version && retry.is_none_or(|at| Instant::now() < at)
+        })
     }
 
     /// Drop the pods whose view version moved on (or that are gone).
     fn forget_seen(&mut self, snapshot: &crate::cluster::Snapshot) {
-        self.0.retain(|uid, version| {
+        self.0.retain(|uid, (version, _)| {
             snapshot
                 .pod_by_uid(uid)
                 .is_some_and(|r| r.pod.metadata.resource_version == *version)

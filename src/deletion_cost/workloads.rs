@@ -324,3 +324,190 @@ pub fn patches(snapshot: &Snapshot, plans: &[WorkloadPlan]) -> Vec<PodPatch> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::ClusterObjects;
+    use crate::model::Node;
+    use serde_json::{Value, json};
+
+    fn now() -> Timestamp {
+        "2024-06-01T00:00:00Z".parse().unwrap()
+    }
+
+    fn node(name: &str, zone: &str) -> Node {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {
+            "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
+        .unwrap()
+    }
+
+    /// Ready pods of `web-rs` spread by zone; zone c's are the newest.
+    fn pod(name: &str, node: &str, created: i64, annotations: Value) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+                "labels": {"app": "web"}, "annotations": annotations,
+                "creationTimestamp": Timestamp::from_second(1_704_067_200 + created).unwrap().to_string(),
+                "ownerReferences": [{"kind": "ReplicaSet", "name": "web-rs", "uid": "uid-rs", "controller": true}]},
+            "spec": {"nodeName": node, "topologySpreadConstraints": [{
+                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
+                "lastTransitionTime": "2020-01-01T00:00:00Z"}]}
+        }))
+        .unwrap()
+    }
+
+    fn replica_set(annotations: Value, deployment: bool) -> SelectorOwner {
+        let owners = if deployment {
+            json!([{"kind": "Deployment", "name": "web", "controller": true}])
+        } else {
+            json!([])
+        };
+        serde_json::from_value(json!({
+            "metadata": {"name": "web-rs", "namespace": "shop", "uid": "uid-rs",
+                "annotations": annotations, "ownerReferences": owners},
+            "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "web"}}}
+        }))
+        .unwrap()
+    }
+
+    const OPT_IN: &str = "preserve-spread";
+
+    /// Zones a/b/c hold 3/1/1; the controller alone deletes c, then b.
+    fn cluster(rs: SelectorOwner, pods: Vec<Pod>) -> Snapshot {
+        Snapshot::build(ClusterObjects {
+            nodes: vec![
+                node("a1", "a"),
+                node("a2", "a"),
+                node("a3", "a"),
+                node("b1", "b"),
+                node("c1", "c"),
+            ],
+            pods,
+            replica_sets: vec![rs],
+            ..Default::default()
+        })
+    }
+
+    fn web(annotations: [Value; 5]) -> Vec<Pod> {
+        let [a, b, c, d, e] = annotations;
+        vec![
+            pod("web-a1", "a1", 10, a),
+            pod("web-a2", "a2", 20, b),
+            pod("web-a3", "a3", 30, c),
+            pod("web-b1", "b1", 9_000_000, d),
+            pod("web-c1", "c1", 9_000_001, e),
+        ]
+    }
+
+    fn none() -> [Value; 5] {
+        [json!({}), json!({}), json!({}), json!({}), json!({})]
+    }
+
+    struct Known(Option<BTreeMap<String, String>>);
+
+    impl DeploymentAnnotations for Known {
+        fn annotations(&self, _: &str, _: &str) -> Option<BTreeMap<String, String>> {
+            self.0.clone()
+        }
+    }
+
+    fn plans_of(
+        s: &Snapshot,
+        deployments: Option<&dyn DeploymentAnnotations>,
+    ) -> Vec<WorkloadPlan> {
+        plans(
+            s,
+            deployments,
+            &DefaultSpreadConstraints::default(),
+            now(),
+            None,
+        )
+    }
+
+    #[test]
+    fn the_deployment_decides_when_deployments_are_known_else_the_replica_sets_copy() {
+        let rs = replica_set(json!({SCALE_IN: OPT_IN}), true);
+        let s = cluster(rs, web(none()));
+        // File mode: the copied annotation.
+        assert_eq!(plans_of(&s, None)[0].opted_in_by, "ReplicaSet shop/web-rs");
+        // Live: the Deployment dropped it; the copy no longer counts.
+        let opted_out = Known(Some(BTreeMap::new()));
+        assert!(plans_of(&s, Some(&opted_out)).is_empty());
+        let opted_in = Known(Some([(SCALE_IN.to_string(), OPT_IN.to_string())].into()));
+        assert_eq!(
+            plans_of(&s, Some(&opted_in))[0].opted_in_by,
+            "Deployment shop/web"
+        );
+        assert!(
+            plans_of(&s, Some(&Known(None))).is_empty(),
+            "no such Deployment"
+        );
+    }
+
+    #[test]
+    fn scale_in_max_defaults_to_a_quarter_of_the_replicas_and_a_bad_value_is_reported() {
+        assert_eq!(max_scale_in(None, 9), (2, None));
+        assert_eq!(max_scale_in(None, 3), (1, None));
+        assert_eq!(max_scale_in(Some("3"), 9), (3, None));
+        let (n, problem) = max_scale_in(Some("lots"), 9);
+        assert_eq!(n, 2);
+        assert!(problem.unwrap().contains("\"lots\""));
+        assert!(max_scale_in(Some("0"), 9).1.is_some());
+    }
+
+    #[test]
+    fn patches_only_what_differs_and_the_plan_ignores_its_own_costs() {
+        let rs = replica_set(json!({SCALE_IN: OPT_IN, SCALE_IN_MAX: "2"}), false);
+        let s = cluster(rs.clone(), web(none()));
+        let plan = plans_of(&s, None);
+        let first = patches(&s, &plan);
+        assert_eq!(first.len(), 2, "{first:?}");
+        // The pods now carry the plan: nothing more to do, and the plan is
+        // the same as without the costs.
+        let mut applied = none();
+        for (i, p) in web(none()).iter().enumerate() {
+            if let Some(patch) = first.iter().find(|x| x.name == p.metadata.name) {
+                applied[i] = json!({POD_DELETION_COST: patch.cost.unwrap().to_string(),
+                                    DELETION_COST_MANAGED: "true"});
+            }
+        }
+        let s2 = cluster(rs, web(applied));
+        let again = plans_of(&s2, None);
+        assert!(patches(&s2, &again).is_empty());
+        let desired = |p: &[WorkloadPlan]| -> Vec<Option<i32>> {
+            p[0].pods.iter().map(|c| c.desired).collect()
+        };
+        assert_eq!(desired(&plan), desired(&again));
+    }
+
+    #[test]
+    fn opting_out_removes_only_kube_arbiters_costs() {
+        let rs = replica_set(json!({}), false);
+        let managed = json!({POD_DELETION_COST: "-1", DELETION_COST_MANAGED: "true"});
+        let users = json!({POD_DELETION_COST: "-1"});
+        let s = cluster(rs, web([managed, users, json!({}), json!({}), json!({})]));
+        let out = patches(&s, &plans_of(&s, None));
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].name.as_str(), out[0].cost), ("web-a1", None));
+    }
+
+    #[test]
+    fn the_plan_does_not_depend_on_the_order_pods_come_in() {
+        let rs = replica_set(json!({SCALE_IN: OPT_IN, SCALE_IN_MAX: "2"}), false);
+        let mut pods = web(none());
+        // Two pods no rule tells apart: the plan must still be one.
+        pods[1].metadata.creation_timestamp = pods[0].metadata.creation_timestamp;
+        let forward = plans_of(&cluster(rs.clone(), pods.clone()), None);
+        pods.reverse();
+        let backward = plans_of(&cluster(rs, pods), None);
+        let by_name = |p: &[WorkloadPlan]| -> BTreeMap<String, Option<i32>> {
+            p[0].pods
+                .iter()
+                .map(|c| (c.name.clone(), c.desired))
+                .collect()
+        };
+        assert_eq!(by_name(&forward), by_name(&backward));
+    }
+}
