@@ -93,9 +93,13 @@ struct Live {
 }
 
 async fn start(replicas: usize) -> Live {
+    start_with(replicas, CONFIG, cluster().1).await
+}
+
+async fn start_with(replicas: usize, config: &str, pods: Vec<Value>) -> Live {
     install_provider();
     let api = FakeApiServer::start().await;
-    let (nodes, pods) = cluster();
+    let nodes = cluster().0;
     api.load("Node", nodes);
     api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
     api.load(
@@ -111,7 +115,7 @@ async fn start(replicas: usize) -> Live {
     api.allow(READER, "list", "pods", Some("shop"));
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("scale-in-live-ca");
-    let args = live_serve_args(&ca, dir.path(), api.kubeconfig(), Some(CONFIG));
+    let args = live_serve_args(&ca, dir.path(), api.kubeconfig(), Some(config));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let servers = (0..replicas).map(|_| ServerProcess::start(&args)).collect();
     Live {
@@ -432,4 +436,131 @@ async fn a_new_or_deleted_pod_replans_with_a_bounded_number_of_patches_and_then_
         after_delete,
         "patched again with nothing changed"
     );
+}
+
+#[tokio::test]
+async fn when_the_writer_stops_the_other_replica_takes_the_lease_and_writes() {
+    let live = start(2).await;
+    live.converged().await;
+    let leader = eventually("one replica to hold the Lease", || async {
+        for i in 0..2 {
+            if metric(&live.metrics(i).await, "kube_arbiter_scale_in_leader") == Some(1.0) {
+                return Some(i);
+            }
+        }
+        None
+    })
+    .await;
+    let other = 1 - leader;
+    live.servers[leader].sigterm();
+    eventually("the other replica to take the Lease", || async {
+        let text = live.metrics(other).await;
+        (metric(&text, "kube_arbiter_scale_in_leader") == Some(1.0)).then_some(())
+    })
+    .await;
+    // It writes: an opt-out now is carried out by the new holder.
+    live.api.apply("Deployment", deployment(json!({})));
+    eventually("the new writer to remove the costs", || async {
+        let gone = live.annotated().values().all(|(_, managed)| !managed);
+        gone.then_some(())
+    })
+    .await;
+    let lease = live
+        .api
+        .lease("kube-system", "kube-arbiter-scale-in")
+        .unwrap();
+    assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
+}
+
+#[tokio::test]
+async fn turned_off_it_removes_its_own_costs_and_sets_none() {
+    let mut pods = cluster().1;
+    pods[5]["metadata"]["annotations"] = json!({COST: "-3", MANAGED: "true"});
+    let config = format!("{CONFIG}  manageDeletionCost: false\n");
+    let live = start_with(1, &config, pods).await;
+    eventually("its old cost to be removed", || async {
+        let annotated = live.annotated();
+        (annotated["web-b1"] == (None, false)).then_some(())
+    })
+    .await;
+    live.rounds(5).await;
+    let annotated = live.annotated();
+    assert!(
+        annotated.values().all(|(_, managed)| !managed),
+        "{annotated:?}"
+    );
+    assert_eq!(annotated["web-a0"], (Some("7".into()), false));
+    let plan = live.plan(0).await.unwrap();
+    assert_eq!(plan["writes"], false, "{plan:#}");
+}
+
+/// File mode: the plan from the state file's ReplicaSet (its own, copied
+/// annotation: there are no Deployments in the view), and no writer.
+#[tokio::test]
+async fn file_mode_shows_the_plan_and_writes_nothing() {
+    install_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let (nodes, pods) = cluster();
+    let items: Vec<Value> = nodes
+        .into_iter()
+        .map(|mut n| {
+            n["kind"] = json!("Node");
+            n["apiVersion"] = json!("v1");
+            n
+        })
+        .chain(pods.into_iter().map(|mut p| {
+            p["kind"] = json!("Pod");
+            p["apiVersion"] = json!("v1");
+            p
+        }))
+        .chain([{
+            let mut rs = replica_set();
+            rs["kind"] = json!("ReplicaSet");
+            rs["apiVersion"] = json!("apps/v1");
+            rs
+        }])
+        .collect();
+    let state = dir.path().join("cluster.json");
+    std::fs::write(
+        &state,
+        json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    )
+    .unwrap();
+    let ca = TestCa::new("scale-in-file-ca");
+    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let args = [
+        "--tls-cert".to_string(),
+        path(&cert),
+        "--tls-key".to_string(),
+        path(&key),
+        "--cluster-state".to_string(),
+        path(&state),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = ServerProcess::start(&args);
+    let http = anonymous_client(&ca.cert_pem, server.addr).build().unwrap();
+    let plan: Value = eventually("the plan", || async {
+        let r = http
+            .get(server.url("/debug/scale-in?namespace=shop&name=web-7d4"))
+            .send()
+            .await
+            .ok()?;
+        if r.status() != 200 {
+            return None;
+        }
+        r.json().await.ok()
+    })
+    .await;
+    assert_eq!(plan["writes"], false, "{plan:#}");
+    let workload = &plan["workloads"][0];
+    assert_eq!(workload["optedInBy"], "ReplicaSet shop/web-7d4", "{plan:#}");
+    assert_eq!(workload["keepsSpread"], true, "{plan:#}");
+    let planned = workload["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["desired"].is_i64())
+        .count();
+    assert_eq!(planned, MAX, "{plan:#}");
 }
