@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use std::time::{Duration, Instant};
+
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
@@ -14,6 +16,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::task::JoinHandle;
 
 use super::workloads::DeploymentAnnotations;
+use crate::log_every::LogEvery;
 
 #[derive(Clone)]
 pub struct Deployments {
@@ -31,10 +34,16 @@ impl Deployments {
         )
         .default_backoff();
         let task = tokio::spawn(async move {
+            // Once a minute: an outage fails every retry, and a missing
+            // `list deployments` right keeps the writer from ever starting.
+            let failures = LogEvery::new(Duration::from_secs(60));
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
-                if let Err(e) = event {
-                    tracing::debug!(error = %e, "Deployment watch failed; it retries");
+                if let Err(e) = event
+                    && let Some(held_back) = failures.admit(Instant::now())
+                {
+                    tracing::warn!(error = %crate::cluster::live::describe(&e), held_back,
+                        "cannot list or watch Deployments; deletion costs are not written until it can");
                 }
             }
         });

@@ -1,5 +1,6 @@
 //! One writer among kube-arbiter's replicas: a coordination.k8s.io/v1
-//! Lease, taken and renewed as client-go's leader election does. A
+//! Lease, taken and renewed as client-go's leader election does
+//! (`tryAcquireOrRenew`, client-go tools/leaderelection/leaderelection.go). A
 //! candidate reads the Lease; it takes it when nobody holds it or when the
 //! record has not changed for `leaseDurationSeconds` by the candidate's own
 //! clock (the time it *observed* the record change, not the holder's
