@@ -22,7 +22,7 @@ use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use tokio::task::JoinHandle;
 
-use crate::cluster::ClusterView;
+use crate::cluster::{ClusterView, Snapshot};
 use crate::config::Config;
 use crate::log_every::LogEvery;
 use crate::model::meta::{DELETION_COST_MANAGED, POD_DELETION_COST};
@@ -53,32 +53,62 @@ async fn run(
     metrics: Arc<Metrics>,
     deployments: Deployments,
 ) {
-    let settings = &config.scale_in;
     deployments.ready().await;
-    let m = &metrics.deletion_cost;
+    let settings = &config.scale_in;
     let leases: Api<Lease> = Api::namespaced(client.clone(), &settings.lease_namespace);
-    let mut elector = Elector::new(
-        leases,
-        &settings.lease_name,
-        &lease::identity(),
-        settings.lease_duration(),
-    );
+    let mut writer = Writer {
+        elector: Elector::new(
+            leases,
+            &settings.lease_name,
+            &lease::identity(),
+            settings.lease_duration(),
+        ),
+        leading: false,
+        pending: Pending::default(),
+        lease_failures: LogEvery::new(Duration::from_secs(60)),
+        client,
+        metrics: Arc::clone(&metrics),
+    };
     let mut tick = tokio::time::interval(settings.interval());
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let pace = Duration::from_secs_f64(1.0 / f64::from(settings.patches_per_second));
-    let mut pending = Pending::default();
-    let mut leading = false;
-    let lease_failures = LogEvery::new(Duration::from_secs(60));
     loop {
         tick.tick().await;
-        let step = match elector.step().await {
+        if !writer.lead(&settings.lease_name).await || !view.is_ready() {
+            continue;
+        }
+        let Some(snapshot) = view.current() else {
+            continue;
+        };
+        let Some(todo) = plan(&snapshot, &config, &deployments, &metrics).await else {
+            continue;
+        };
+        writer.write(&snapshot, todo, &config).await;
+    }
+}
+
+/// The Lease holder's state between rounds.
+struct Writer {
+    elector: Elector,
+    leading: bool,
+    pending: Pending,
+    lease_failures: LogEvery,
+    client: kube::Client,
+    metrics: Arc<Metrics>,
+}
+
+impl Writer {
+    /// Take or renew the Lease; whether this replica writes this round.
+    async fn lead(&mut self, lease_name: &str) -> bool {
+        let m = &self.metrics.deletion_cost;
+        let step = match self.elector.step().await {
             Ok(step) => step,
             Err(e) => {
-                if let Some(held_back) = lease_failures.admit(Instant::now()) {
+                if let Some(held_back) = self.lease_failures.admit(Instant::now()) {
                     tracing::warn!(error = %crate::cluster::live::describe(&e), held_back,
-                        lease = %settings.lease_name, "cannot read or renew the scale-in Lease");
+                        lease = %lease_name, "cannot read or renew the scale-in Lease");
                 }
-                if elector.may_write() {
+                // Still within the renew deadline: nobody else can hold it.
+                if self.elector.may_write() {
                     Step::Leading
                 } else {
                     Step::Following { conflict: false }
@@ -90,70 +120,89 @@ async fn run(
                 .get_or_create(&WhatLabel { what: "lease" })
                 .inc();
         }
-        let now_leading = step == Step::Leading;
-        if now_leading != leading {
+        let leading = step == Step::Leading;
+        if leading != self.leading {
             tracing::info!(
-                identity = elector.identity(),
-                leading = now_leading,
+                identity = self.elector.identity(),
+                leading,
                 "scale-in Lease {}",
-                if now_leading {
+                if leading {
                     "taken: this replica writes deletion costs"
                 } else {
                     "lost or held by another replica"
                 }
             );
-            leading = now_leading;
-            pending.clear();
+            self.leading = leading;
+            self.pending.clear();
         }
         m.leader.set(i64::from(leading));
-        if !leading || !view.is_ready() {
-            continue;
-        }
-        let Some(snapshot) = view.current() else {
-            continue;
-        };
-        let (plans, todo) = {
-            let config = Arc::clone(&config);
-            let deployments = deployments.clone();
-            let snapshot = Arc::clone(&snapshot);
-            let planned = tokio::task::spawn_blocking(move || {
-                let plans = if config.scale_in.manage_deletion_cost {
-                    workloads::plans(
-                        &snapshot,
-                        Some(&deployments),
-                        &config.scheduling.default_spread_constraints,
-                        jiff::Timestamp::now(),
-                        None,
-                    )
-                } else {
-                    Vec::new()
-                };
-                let todo = workloads::patches(&snapshot, &plans);
-                (plans, todo)
-            })
-            .await;
-            match planned {
-                Ok(p) => p,
-                Err(e) => {
-                    tracing::error!(error = %e, "planning deletion costs failed");
-                    continue;
-                }
-            }
-        };
-        record(m, &plans);
-        pending.forget_seen(&snapshot);
-        let todo: Vec<PodPatch> = todo.into_iter().filter(|p| !pending.waits_for(p)).collect();
+        leading
+    }
+
+    /// Send the patches not already waiting for the view, at the
+    /// configured rate, while the Lease is still this replica's.
+    async fn write(&mut self, snapshot: &Snapshot, todo: Vec<PodPatch>, config: &Config) {
+        let settings = &config.scale_in;
+        let pace = Duration::from_secs_f64(1.0 / f64::from(settings.patches_per_second));
+        let m = &self.metrics.deletion_cost;
+        self.pending.forget_seen(snapshot);
+        let todo: Vec<PodPatch> = todo
+            .into_iter()
+            .filter(|p| !self.pending.waits_for(p))
+            .collect();
         for patch in todo.into_iter().take(settings.patches_per_interval()) {
-            if !elector.may_write() {
+            if !self.elector.may_write() {
                 break;
             }
-            let result = send(&client, &patch).await;
+            let result = send(&self.client, &patch).await;
             m.patches.get_or_create(&ResultLabel { result }).inc();
             if result == "conflict" {
                 m.conflicts.get_or_create(&WhatLabel { what: "pod" }).inc();
             }
-            pending.sent(&patch, result == "failed");
+            self.pending.sent(&patch, result == "failed");
             tokio::time::sleep(pace).await;
+        }
+    }
+}
+
+/// The plans of the snapshot (none when turned off: then only removals),
+/// recorded in the metrics, and the patches they need; on the blocking
+/// pool, as other work over many pods is.
+async fn plan(
+    snapshot: &Arc<Snapshot>,
+    config: &Arc<Config>,
+    deployments: &Deployments,
+    metrics: &Metrics,
+) -> Option<Vec<PodPatch>> {
+    let (config, deployments, snapshot) = (
+        Arc::clone(config),
+        deployments.clone(),
+        Arc::clone(snapshot),
+    );
+    let planned = tokio::task::spawn_blocking(move || {
+        let plans = if config.scale_in.manage_deletion_cost {
+            workloads::plans(
+                &snapshot,
+                Some(&deployments),
+                &config.scheduling.default_spread_constraints,
+                jiff::Timestamp::now(),
+                None,
+            )
+        } else {
+            Vec::new()
+        };
+        let todo = workloads::patches(&snapshot, &plans);
+        (plans, todo)
+    })
+    .await;
+    match planned {
+        Ok((plans, todo)) => {
+            record(&metrics.deletion_cost, &plans);
+            Some(todo)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "planning deletion costs failed");
+            None
         }
     }
 }
@@ -208,7 +257,7 @@ impl Pending {
     }
 
     /// Drop the pods whose view version moved on (or that are gone).
-    fn forget_seen(&mut self, snapshot: &crate::cluster::Snapshot) {
+    fn forget_seen(&mut self, snapshot: &Snapshot) {
         self.0.retain(|uid, (version, _)| {
             snapshot
                 .pod_by_uid(uid)
