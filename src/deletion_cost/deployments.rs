@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::workloads::DeploymentAnnotations;
 use crate::log_every::LogEvery;
+use crate::model::meta::{SCALE_IN, SCALE_IN_MAX};
 
 #[derive(Clone)]
 pub struct Deployments {
@@ -30,7 +31,7 @@ impl Deployments {
         let api: Api<PartialObjectMeta<Deployment>> = Api::all(client);
         let stream = reflector::reflector(
             writer,
-            watcher(api, watcher::Config::default().any_semantic()),
+            watcher(api, watcher::Config::default().any_semantic()).modify(keep_opt_in_only),
         )
         .default_backoff();
         let task = tokio::spawn(async move {
@@ -54,6 +55,16 @@ impl Deployments {
     /// would look absent).
     pub async fn ready(&self) {
         let _ = self.store.wait_until_ready().await;
+    }
+}
+
+/// Drop what the opt-in does not read before the store keeps it: managed
+/// fields, and annotations such as kubectl's last-applied configuration
+/// (a copy of the whole Deployment).
+fn keep_opt_in_only(d: &mut PartialObjectMeta<Deployment>) {
+    d.metadata.managed_fields = None;
+    if let Some(annotations) = &mut d.metadata.annotations {
+        annotations.retain(|k, _| k == SCALE_IN || k == SCALE_IN_MAX);
     }
 }
 
