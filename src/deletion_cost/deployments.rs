@@ -35,15 +35,18 @@ impl Deployments {
         )
         .default_backoff();
         let task = tokio::spawn(async move {
-            // Once a minute: an outage fails every retry, and a missing
-            // `list deployments` right keeps the writer from ever starting.
+            // A refusal (a missing `list deployments` right keeps the
+            // writer from ever starting) once a minute; an outage is the
+            // live source's to report.
             let failures = LogEvery::new(Duration::from_secs(60));
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
-                if let Err(e) = event
-                    && let Some(held_back) = failures.admit(Instant::now())
-                {
-                    tracing::warn!(error = %crate::cluster::live::describe(&e), held_back,
+                let Err(e) = event else { continue };
+                let error = crate::cluster::live::describe(&e);
+                if !refused(&e) {
+                    tracing::debug!(%error, "Deployment watch: API server unreachable or expired");
+                } else if let Some(held_back) = failures.admit(Instant::now()) {
+                    tracing::warn!(%error, held_back,
                         "cannot list or watch Deployments; deletion costs are not written until it can");
                 }
             }
@@ -65,6 +68,20 @@ fn keep_opt_in_only(d: &mut PartialObjectMeta<Deployment>) {
     d.metadata.managed_fields = None;
     if let Some(annotations) = &mut d.metadata.annotations {
         annotations.retain(|k, _| k == SCALE_IN || k == SCALE_IN_MAX);
+    }
+}
+
+/// Whether the API server answered the watch with an error other than
+/// 410 Gone (routine: the watch relists).
+fn refused(error: &watcher::Error) -> bool {
+    match error {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => {
+            super::refused(e) && !matches!(e, kube::Error::Api(s) if s.code == 410)
+        }
+        watcher::Error::WatchError(status) => status.code != 410,
+        _ => false,
     }
 }
 

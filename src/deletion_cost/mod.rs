@@ -103,9 +103,13 @@ impl Writer {
         let step = match self.elector.step().await {
             Ok(step) => step,
             Err(e) => {
-                if let Some(held_back) = self.lease_failures.admit(Instant::now()) {
-                    tracing::warn!(error = %crate::cluster::live::describe(&e), held_back,
-                        lease = %lease_name, "cannot read or renew the scale-in Lease");
+                let error = crate::cluster::live::describe(&e);
+                if !refused(&e) {
+                    // The live source already warns once about an outage.
+                    tracing::debug!(%error, "scale-in Lease: API server unreachable");
+                } else if let Some(held_back) = self.lease_failures.admit(Instant::now()) {
+                    tracing::warn!(%error, held_back, lease = %lease_name,
+                        "cannot read or renew the scale-in Lease");
                 }
                 // Still within the renew deadline: nobody else can hold it.
                 if self.elector.may_write() {
@@ -287,9 +291,21 @@ async fn send(client: &kube::Client, patch: &PodPatch) -> &'static str {
         Err(kube::Error::Api(s)) if s.code == 409 || s.code == 422 => "conflict",
         Err(kube::Error::Api(s)) if s.code == 404 => "gone",
         Err(e) => {
-            tracing::warn!(pod = %format!("{}/{}", patch.namespace, patch.name),
-                error = %crate::cluster::live::describe(&e), "cannot patch the pod's deletion cost");
+            let pod = format!("{}/{}", patch.namespace, patch.name);
+            let error = crate::cluster::live::describe(&e);
+            if refused(&e) {
+                tracing::warn!(%pod, %error, "cannot patch the pod's deletion cost");
+            } else {
+                tracing::debug!(%pod, %error, "cannot patch the pod's deletion cost");
+            }
             "failed"
         }
     }
+}
+
+/// Whether the API server answered with an error (a missing RBAC right, a
+/// refusal), as opposed to not answering: an outage is the live source's
+/// to report, once (docs/live-source.md).
+pub(crate) fn refused(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(_))
 }
