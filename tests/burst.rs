@@ -934,11 +934,15 @@ async fn slow_binding_report() {
                 waited[k] += scrape(bench, waits).await - before;
                 assert!(o.violations.is_empty(), "{label}: {:?}", o.violations);
                 assert!(o.stranded.is_empty(), "{label}: {:?}", o.stranded);
+                let per_pod = |d: Duration| ms(d) / o.cycles as f64;
                 println!(
-                    "{rules:?} {label}: {:.2} s, {:.1} pods/s bound, cycles {:.1} pods/s",
+                    "{rules:?} {label}: {:.2} s, {:.1} pods/s bound, cycles {:.1} pods/s \
+                     (per pod: extender filter {:.2} ms, prioritize {:.2} ms)",
                     o.took.as_secs_f64(),
                     o.bound_per_second(),
-                    o.pods_per_second()
+                    o.pods_per_second(),
+                    per_pod(o.extender_filter),
+                    per_pod(o.prioritize),
                 );
                 took[k].push(o.took.as_secs_f64());
                 burst.delete_pods(&bench.api);

@@ -157,55 +157,66 @@ impl SpreadFilter {
     /// reach), so they can only make this filter more permissive.
     pub fn admit_in_flight(&mut self, snapshot: &Snapshot, pods: &[InFlightPod]) {
         let incoming = Arc::clone(&self.incoming);
-        let reach: Vec<Vec<Vec<DomainId>>> = incoming
-            .constraints
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
+        let mut reach = Vec::with_capacity(incoming.constraints.len());
+        for (i, c) in incoming.constraints.iter().enumerate() {
+            let mut seen = vec![false; incoming.keys[i].known_len()];
+            reach.push(
                 pods.iter()
                     .filter(|f| c.counts(&f.pod, &incoming.namespace))
-                    .map(|f| self.domains_of(i, c, snapshot, f))
+                    .map(|f| self.domains_of(i, c, snapshot, f, &mut seen))
                     .filter(|domains| !domains.is_empty())
-                    .collect()
-            })
-            .collect();
+                    .collect(),
+            );
+        }
         self.in_flight = Arc::new(reach);
         for i in 0..incoming.constraints.len() {
             self.raise_min(i);
         }
     }
 
-    /// The registered domains of constraint `i` the pod in flight counts
-    /// in on one of its candidates (a node without every key, or that the
-    /// inclusion policies leave out, counts it nowhere).
+    /// The registered domains of constraint `i` (sorted) the pod in flight
+    /// counts in on one of its candidates (a node without every key, or
+    /// that the inclusion policies leave out, counts it nowhere). `seen`:
+    /// all false, a slot per domain of the key; left all false.
     fn domains_of(
         &self,
         i: usize,
         c: &Constraint,
         snapshot: &Snapshot,
         f: &InFlightPod,
+        seen: &mut [bool],
     ) -> Vec<DomainId> {
         let incoming = &self.incoming;
-        let mut ids: Vec<DomainId> = f
-            .candidates
-            .iter()
-            .filter_map(|node| {
-                let at = NodeAt::resolve(snapshot, node);
-                if !has_all_keys_at(at, &incoming.keys)
-                    || !c.includes_node(node, &incoming.tolerations, &incoming.required)
-                {
-                    return None;
-                }
-                match incoming.keys[i].of(at) {
-                    Domain::Known(id) if self.counts[i].get(Domain::Known(id)).is_some() => {
-                        Some(id)
-                    }
-                    _ => None,
-                }
-            })
-            .collect();
+        let mut ids: Vec<DomainId> = Vec::new();
+        for node in f.candidates.iter() {
+            let at = NodeAt::resolve(snapshot, node);
+            let Domain::Known(id) = incoming.keys[i].of(at) else {
+                continue;
+            };
+            let Some(slot) = seen.get_mut(id as usize) else {
+                continue;
+            };
+            if *slot
+                || self.counts[i].get(Domain::Known(id)).is_none()
+                || !has_all_keys_at(at, &incoming.keys)
+                || !c.includes_node(node, &incoming.tolerations, &incoming.required)
+            {
+                continue;
+            }
+            *slot = true;
+            ids.push(id);
+            // A pod that may be in every domain: its other nodes add none
+            // (with a zone key, the usual case, after a few nodes).
+            if ids.len() == self.domains[i] {
+                break;
+            }
+        }
+        for &id in &ids {
+            if let Some(slot) = seen.get_mut(id as usize) {
+                *slot = false;
+            }
+        }
         ids.sort_unstable();
-        ids.dedup();
         ids
     }
 
