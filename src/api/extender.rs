@@ -570,6 +570,34 @@ mod tests {
         }
     }
 
+    /// Where the pod may now go, for the ledger: the view's node of each
+    /// feasible candidate, in both request modes; unknown nodes left out.
+    #[test]
+    fn the_feasible_nodes_come_out_for_the_ledger_in_both_modes() {
+        let s = snapshot();
+        let names = |nodes: &[Arc<Node>]| -> Vec<String> {
+            nodes.iter().map(|n| n.name().to_string()).collect()
+        };
+        let n4 =
+            json!({"metadata": {"name": "n4", "labels": {"topology.kubernetes.io/zone": "eu-1c"}}});
+        let n3 =
+            json!({"metadata": {"name": "n3", "labels": {"topology.kubernetes.io/zone": "eu-1b"}}});
+        let n1 =
+            json!({"metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "eu-1a"}}});
+        let bodies = [
+            json!({"Pod": web_pod(), "NodeNames": ["n1", "n3", "ghost"]}),
+            json!({"Pod": web_pod(), "Nodes": {"items": [n1, n3, n4]}}),
+        ];
+        for body in bodies {
+            let bytes = serde_json::to_vec(&body).unwrap();
+            let mut out = Vec::new();
+            let settings = SchedulingSettings::default();
+            let answer = filter_with_in_flight(Some(&s), &settings, &bytes, &[], Some(&mut out));
+            assert!(answer.has_feasible_node(), "{body}");
+            assert_eq!(names(&out), ["n3"], "{body}");
+        }
+    }
+
     #[test]
     fn prioritize_scores_every_candidate_in_request_order() {
         let s = snapshot();
