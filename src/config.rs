@@ -10,7 +10,7 @@ pub mod preemption;
 pub mod scheduling;
 
 pub use preemption::{PreemptionAnswer, PreemptionSettings};
-pub use scheduling::SchedulingSettings;
+pub use scheduling::{Role, SchedulingSettings};
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
