@@ -138,7 +138,11 @@ filter_body=$work/load-filter-all-body.json
 
 # --- the server ----------------------------------------------------------
 # wrk cannot present a client certificate: the verbs are open on loopback.
-RUST_LOG=${RUST_LOG:-warn} "$bin" serve --listen "127.0.0.1:$port" --insecure-unauthenticated-extender "${source_args[@]}" \
+# /metrics on the HTTPS port needs a bearer token in live mode: the soak
+# reads it from the plain-HTTP metrics port on loopback instead.
+metrics_port=$((port + 1))
+RUST_LOG=${RUST_LOG:-warn} "$bin" serve --listen "127.0.0.1:$port" --insecure-unauthenticated-extender \
+    --metrics-listen "127.0.0.1:$metrics_port" "${source_args[@]}" \
     --tls-cert "$tls/tls.crt" --tls-key "$tls/tls.key" > "$work/server.log" 2>&1 &
 server=$!
 pids+=("$server")
@@ -152,7 +156,7 @@ done
 "${verified[@]}" -o /dev/null "$base/readyz" || { echo "server not ready after 120 s" >&2; exit 1; }
 
 metric() { # NAME [LABELS]: the value of one sample on /metrics (0 if absent)
-    { "${verified[@]}" "$base/metrics" || true; } | awk -v name="$1${2:-}" '$1 == name { v = $2 } END { print v + 0 }'
+    { curl -sf --max-time 5 "http://127.0.0.1:$metrics_port/metrics" || true; } | awk -v name="$1${2:-}" '$1 == name { v = $2 } END { print v + 0 }'
 }
 served_serial() {
     timeout 5 openssl s_client -connect "127.0.0.1:$port" -servername localhost \

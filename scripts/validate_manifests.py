@@ -15,6 +15,12 @@ Duplicate mapping keys, which YAML loaders silently collapse, are errors too.
 The security settings of issue 22 are checked as well, per document and
 across the files of one run: see "Security checks" below.
 
+kube-arbiter's `scheduling.role` must describe the kube-scheduler profile
+it runs with (check_role_pairs()): a KubeSchedulerConfiguration in
+`DIR/scheduler-config<S>.yaml` pairs with the kube-arbiter ConfigMap in
+`DIR/configmap<S>.yaml` when both are checked (scheduler-config.yaml with
+configmap.yaml, scheduler-config-enforcer.yaml with configmap-enforcer.yaml).
+
 Usage: python validate_manifests.py K8S_VERSION [--complete] FILE...
   --complete: FILE... is the whole deployment; each security-relevant kind
   (Deployment, scheduler config, ClusterRole, NetworkPolicy) must be there.
@@ -250,6 +256,103 @@ def check_scheduler_config(doc):
     if binders > 1:
         errors.append("extenders: only one extender can implement bind")
     return errors
+
+
+# The in-tree plugins whose filters count the pods kube-scheduler assumed:
+# kube-arbiter's role says whether they run (docs/burst-safety.md).
+POD_RULE_PLUGINS = ("InterPodAffinity", "PodTopologySpread")
+ROLE_NEXT_TO = "nextToInTreePlugins"
+ROLE_ENFORCER = "enforcer"
+
+
+def filtering_plugins_off(profile):
+    """Which of POD_RULE_PLUGINS the profile takes out of Filter (by name or
+    "*", in filter or multiPoint, and not enabled again there)."""
+    plugins = profile.get("plugins") if isinstance(profile.get("plugins"), dict) else {}
+    disabled, enabled = set(), set()
+    for point in ("filter", "multiPoint"):
+        sets = plugins.get(point) if isinstance(plugins.get(point), dict) else {}
+        for kind, names in (("disabled", disabled), ("enabled", enabled)):
+            for entry in sets.get(kind) or []:
+                if isinstance(entry, dict):
+                    names.add(entry.get("name"))
+    return {
+        p for p in POD_RULE_PLUGINS if (p in disabled or "*" in disabled) and p not in enabled
+    }
+
+
+def arbiter_role(doc):
+    """scheduling.role of a kube-arbiter ConfigMap (its config.yaml), the
+    default when unset; None when the document is not one."""
+    data = doc.get("data") if doc.get("kind") == "ConfigMap" else None
+    if not isinstance(data, dict) or "config.yaml" not in data:
+        return None
+    if (doc.get("metadata") or {}).get("name") != "kube-arbiter-config":
+        return None
+    try:
+        config = yaml.load(data["config.yaml"], Loader=StrictLoader) or {}
+    except yaml.YAMLError:
+        return None
+    scheduling = config.get("scheduling") if isinstance(config, dict) else None
+    role = scheduling.get("role") if isinstance(scheduling, dict) else None
+    return role or ROLE_NEXT_TO
+
+
+def check_role(role, doc, configmap):
+    """What is wrong with running kube-arbiter in `role` (from the ConfigMap
+    file `configmap`) next to the KubeSchedulerConfiguration `doc`."""
+    profiles = [p for p in doc.get("profiles") or [] if isinstance(p, dict)] or [{}]
+    off = [(p.get("schedulerName", "?"), filtering_plugins_off(p)) for p in profiles]
+    if role == ROLE_NEXT_TO:
+        return [
+            f"profile {name}: {', '.join(sorted(names))} taken out of Filter, but {configmap} sets "
+            f"scheduling.role {ROLE_NEXT_TO}: kube-arbiter then answers a burst permissively and "
+            f"nobody keeps the rule; use role {ROLE_ENFORCER} (configmap-enforcer.yaml)"
+            for name, names in off
+            if names
+        ]
+    if role == ROLE_ENFORCER:
+        if all(not names for _, names in off):
+            return [
+                f"{configmap} sets scheduling.role {ROLE_ENFORCER}, but every profile keeps "
+                f"{' and '.join(POD_RULE_PLUGINS)} in Filter: kube-arbiter would wait for each "
+                f"binding for nothing; use role {ROLE_NEXT_TO} (configmap.yaml)"
+            ]
+        return []
+    return [f"{configmap}: scheduling.role {role!r} is not {ROLE_NEXT_TO} or {ROLE_ENFORCER}"]
+
+
+def check_role_pairs(loaded):
+    """loaded: [(path, docs)]. Each KubeSchedulerConfiguration in
+    DIR/scheduler-config<S>.yaml against the kube-arbiter ConfigMap in
+    DIR/configmap<S>.yaml, when both were given. The number of failures."""
+    roles = {}
+    for path, docs in loaded:
+        for doc in docs:
+            role = arbiter_role(doc) if isinstance(doc, dict) else None
+            if role is not None:
+                roles[os.path.abspath(path)] = role
+    failures = 0
+    for path, docs in loaded:
+        directory, base = os.path.split(os.path.abspath(path))
+        match = re.fullmatch(r"scheduler-config(.*)\.yaml", base)
+        configmap = os.path.join(directory, f"configmap{match.group(1)}.yaml") if match else None
+        if configmap not in roles:
+            continue
+        for doc in docs:
+            if not isinstance(doc, dict) or doc.get("kind") != "KubeSchedulerConfiguration":
+                continue
+            errors = check_role(roles[configmap], doc, os.path.basename(configmap))
+            for err in errors:
+                print(f"FAIL {path} KubeSchedulerConfiguration/-: {err}")
+            if errors:
+                failures += 1
+            else:
+                print(
+                    f"ok   {path} KubeSchedulerConfiguration/- "
+                    f"(scheduling.role {roles[configmap]} of {os.path.basename(configmap)})"
+                )
+    return failures
 
 
 GO_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
@@ -589,8 +692,9 @@ def check_set(docs, complete):
     return len(failures)
 
 
-def validate_file(path, k8s_version, seen):
-    """Check each document of `path`, appending (path, doc) to `seen`."""
+def validate_file(path, k8s_version, seen, loaded):
+    """The number of failing documents of `path`; each document goes to
+    `seen` as (path, doc), the file's documents to `loaded` as (path, docs)."""
     failures = 0
     try:
         with open(path, encoding="utf-8") as f:
@@ -598,6 +702,7 @@ def validate_file(path, k8s_version, seen):
     except (OSError, yaml.YAMLError) as e:
         print(f"FAIL {path}: {e}")
         return 1
+    loaded.append((path, docs))
     if not docs:
         print(f"FAIL {path}: no YAML documents")
         return 1
@@ -649,9 +754,10 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     k8s_version, files = args[0], args[1:]
-    seen = []
-    failures = sum(validate_file(f, k8s_version, seen) for f in files)
+    seen, loaded = [], []
+    failures = sum(validate_file(f, k8s_version, seen, loaded) for f in files)
     failures += check_set(seen, complete)
+    failures += check_role_pairs(loaded)
     return 1 if failures else 0
 
 

@@ -12,7 +12,7 @@ pub mod scheduling;
 
 pub use preemption::{PreemptionAnswer, PreemptionSettings};
 pub use scale_in::ScaleInSettings;
-pub use scheduling::SchedulingSettings;
+pub use scheduling::{Role, SchedulingSettings};
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]

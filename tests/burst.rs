@@ -64,6 +64,65 @@ impl Bench {
     }
 }
 
+/// `scheduling.role` (docs/burst-safety.md): next to kube-scheduler's
+/// in-tree plugins (the default, spelled out) or as the enforcer.
+const NEXT_TO: &str = "scheduling:\n  role: nextToInTreePlugins\n";
+const ENFORCER: &str = "scheduling:\n  role: enforcer\n";
+
+/// The role's YAML followed by `rest` (which must not have `scheduling:`).
+fn with_role(role: &str, rest: &str) -> String {
+    format!("{role}{rest}")
+}
+
+/// One kube-arbiter per role, each with its own fake API server: a cell
+/// whose driver enforces the rules itself (kube-scheduler's in-tree
+/// plugins on) runs next to them, the others against the enforcer.
+struct Pair {
+    next_to: Bench,
+    enforcer: Bench,
+}
+
+impl Pair {
+    /// `rest`: the rest of kube-arbiter's `--config` YAML for both.
+    async fn start(topology: Topology, rest: &str) -> Self {
+        Pair {
+            next_to: Bench::start(topology, &with_role(NEXT_TO, rest)).await,
+            enforcer: Bench::start(topology, &with_role(ENFORCER, rest)).await,
+        }
+    }
+
+    fn for_case(&self, case: &Case) -> &Bench {
+        if case.enforce {
+            &self.next_to
+        } else {
+            &self.enforcer
+        }
+    }
+
+    async fn print_waits(&self) {
+        for (role, bench) in [("next to", &self.next_to), ("enforcer", &self.enforcer)] {
+            println!(
+                "{role}: waits {}, wait timeouts {}",
+                scrape(bench, "kube_arbiter_in_flight_waits_total").await,
+                scrape(bench, "kube_arbiter_in_flight_wait_timeouts_total").await
+            );
+            print_wait_histogram(bench).await;
+        }
+    }
+
+    /// Next to the in-tree plugins nothing ever waits; the enforcer's
+    /// waits all ended before the bound.
+    async fn assert_waits(&self) {
+        let (waits, timeouts) = (
+            "kube_arbiter_in_flight_waits_total",
+            "kube_arbiter_in_flight_wait_timeouts_total",
+        );
+        assert_eq!(scrape(&self.next_to, waits).await, 0.0);
+        assert_eq!(scrape(&self.next_to, timeouts).await, 0.0);
+        assert_eq!(scrape(&self.enforcer, timeouts).await, 0.0);
+    }
+}
+
 /// One cell of the matrix.
 #[derive(Debug, Clone, Copy)]
 struct Case {
@@ -185,18 +244,19 @@ impl Stress {
     }
 }
 
-/// Every case `reps` times, each burst in its own namespace.
+/// Every case `reps` times, each burst in its own namespace, against the
+/// kube-arbiter of the case's role.
 async fn run_matrix(
-    bench: &Bench,
+    pair: &Pair,
     cases: &[Case],
     reps: usize,
     seed: u64,
     stress: Stress,
 ) -> Vec<Row> {
-    let driver = bench.driver();
     let mut rows = Vec::new();
     let mut n = 0;
     for case in cases {
+        let driver = pair.for_case(case).driver();
         let mut outcomes = Vec::new();
         for rep in 0..reps {
             n += 1;
@@ -244,7 +304,8 @@ fn topology_for(replicas: usize) -> Topology {
 }
 
 /// Prints the matrix for `BURST_REPLICAS` (30) × `BURST_REPS` (5) with
-/// kube-arbiter's `--config` from `BURST_CONFIG` (YAML, default none):
+/// kube-arbiter's `--config` from `BURST_CONFIG` (YAML without
+/// `scheduling:`, default none; each cell's role is added):
 /// `cargo test --release --test burst -- --ignored --nocapture burst_report`.
 /// It asserts only that every burst ran to the end (every pod placed,
 /// after the flush); the numbers are the point.
@@ -254,13 +315,9 @@ async fn burst_report() {
     let replicas = env_or("BURST_REPLICAS", 30);
     let reps = env_or("BURST_REPS", 5);
     let config = std::env::var("BURST_CONFIG").unwrap_or_default();
-    let bench = Bench::start(topology_for(replicas), &config).await;
-    let rows = run_matrix(&bench, &Case::all(replicas), reps, 1, Stress::from_env()).await;
-    println!(
-        "wait timeouts: {}",
-        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
-    );
-    print_wait_histogram(&bench).await;
+    let pair = Pair::start(topology_for(replicas), &config).await;
+    let rows = run_matrix(&pair, &Case::all(replicas), reps, 1, Stress::from_env()).await;
+    pair.print_waits().await;
     for row in &rows {
         for o in &row.outcomes {
             assert_eq!(
@@ -304,16 +361,50 @@ fn assert_clean(rows: &[Row], replicas: usize) {
 }
 
 /// The CI-sized bar: 30 replicas, both rule sets, bind verb and Binding,
-/// the driver's own enforcement on and off, twice each (one random and one
-/// first-best tie-break).
+/// the driver's own enforcement on (kube-arbiter next to it) and off
+/// (kube-arbiter the enforcer), twice each (one random and one first-best
+/// tie-break). Next to the in-tree plugins nothing waits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_30_is_placed_without_stranding_or_breaking_a_rule() {
-    let bench = Bench::start(topology_for(30), PATIENT).await;
-    let rows = run_matrix(&bench, &Case::all(30), 2, 7, Stress::default()).await;
+    let pair = Pair::start(topology_for(30), PATIENT).await;
+    let rows = run_matrix(&pair, &Case::all(30), 2, 7, Stress::default()).await;
     assert_clean(&rows, 30);
-    assert!(scrape(&bench, "kube_arbiter_in_flight_waits_total").await > 0.0);
+    pair.assert_waits().await;
+    assert!(scrape(&pair.enforcer, "kube_arbiter_in_flight_waits_total").await > 0.0);
+}
+
+/// Next to the in-tree plugins with the API server taking up to 300 ms per
+/// Binding (kube-arbiter learns each placement that much later, and out of
+/// order): a burst of 30 never waits, strands nothing and breaks no rule,
+/// with the Binding by kube-scheduler (the shipped setup) and with the
+/// bind verb. Answering exactly without waiting strands pods here (the
+/// "ledger off" cells in docs/burst-safety.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_to_the_in_tree_plugins_a_burst_never_waits_even_for_slow_bindings() {
+    let bench = Bench::start(topology_for(30), NEXT_TO).await;
+    let mut rows = Vec::new();
+    let mut n = 0;
+    for rules in [Rules::SpreadAndAntiAffinity, Rules::SpreadOnly] {
+        for binding in [Binding::ApiServer, Binding::Verb] {
+            n += 1;
+            let mut burst = Burst::new(format!("slow-{n}"), 30, rules, binding);
+            burst.api_latency_ms = (1, 300);
+            burst.seed = n;
+            let case = Case {
+                replicas: 30,
+                rules,
+                binding,
+                enforce: true,
+            };
+            rows.push(Row {
+                case,
+                outcomes: vec![bench.driver().run(&burst).await],
+            });
+        }
+    }
+    assert_clean(&rows, 30);
     assert_eq!(
-        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
         0.0
     );
 }
@@ -330,8 +421,9 @@ async fn print_wait_histogram(bench: &Bench) {
 }
 
 /// The full bar: bursts of 30 and 300, every combination, 20 times each,
-/// with kube-arbiter's default settings or `BURST_CONFIG` (YAML). Half an
-/// hour in release mode on two cores:
+/// with kube-arbiter's default settings or `BURST_CONFIG` (YAML without
+/// `scheduling:`; each cell's role is added). Half an hour in release mode
+/// on two cores:
 /// `cargo test --release --test burst -- --ignored --nocapture full_bar`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "minutes long: run by hand in release mode"]
@@ -339,21 +431,18 @@ async fn full_bar() {
     let reps = env_or("BURST_REPS", 20);
     let config = std::env::var("BURST_CONFIG").unwrap_or_default();
     for replicas in [30, 300] {
-        let bench = Bench::start(topology_for(replicas), &config).await;
+        let pair = Pair::start(topology_for(replicas), &config).await;
         let rows = run_matrix(
-            &bench,
+            &pair,
             &Case::all(replicas),
             reps,
             replicas as u64,
             Stress::from_env(),
         )
         .await;
-        println!(
-            "wait timeouts: {}",
-            scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await
-        );
-        print_wait_histogram(&bench).await;
+        pair.print_waits().await;
         assert_clean(&rows, replicas);
+        pair.assert_waits().await;
     }
 }
 
@@ -425,7 +514,8 @@ const SMALL: Topology = Topology {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_pod_that_could_count_an_unbound_one_waits_for_it() {
-    let bench = Bench::start(SMALL, "live:\n  inFlightWaitMillis: 300\n").await;
+    let config = with_role(ENFORCER, "live:\n  inFlightWaitMillis: 300\n");
+    let bench = Bench::start(SMALL, &config).await;
     let waits = "kube_arbiter_in_flight_waits_total";
     let timeouts = "kube_arbiter_in_flight_wait_timeouts_total";
     // Answered with feasible nodes, never bound: in flight.
@@ -450,7 +540,7 @@ async fn only_a_pod_that_could_count_an_unbound_one_waits_for_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_decision_counts_the_pod_once_the_watch_reports_it_bound() {
-    let bench = Bench::start(SMALL, PATIENT).await;
+    let bench = Bench::start(SMALL, &with_role(ENFORCER, PATIENT)).await;
     let a = lone_pod("shop", "a", "web", "web");
     bench.api.apply("Pod", a.clone());
     bench.filter(&a).await;
@@ -492,10 +582,53 @@ async fn a_waiting_decision_counts_the_pod_once_the_watch_reports_it_bound() {
     );
 }
 
+/// Next to the in-tree plugins, a filter that counts a pod in flight is
+/// answered at once, keeping every node some placement of that pod admits:
+/// shop/a may only go to zone z2 (the only one without a replica), so
+/// shop/b may also go to z0 and z1, where the exact answer without a
+/// would not let it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_to_the_in_tree_plugins_a_related_pod_is_answered_at_once_and_permissively() {
+    let bench = Bench::start(SMALL, NEXT_TO).await;
+    for (name, node) in [("x0", "z0-n000"), ("x1", "z1-n000")] {
+        let mut bound = lone_pod("shop", name, "web", "web");
+        bound["spec"]["nodeName"] = serde_json::json!(node);
+        bench.api.apply("Pod", bound);
+    }
+    bench.wait_for_pods_in_view(2).await;
+    let feasible = |answer: serde_json::Value| -> Vec<String> {
+        serde_json::from_value(answer["NodeNames"].clone()).unwrap()
+    };
+    let a = feasible(bench.filter(&lone_pod("shop", "a", "web", "web")).await);
+    assert_eq!(a, ["z2-n000", "z2-n001"]);
+    assert_eq!(scrape(&bench, "kube_arbiter_in_flight_pods").await, 1.0);
+    let b = feasible(bench.filter(&lone_pod("shop", "b", "web", "web")).await);
+    assert_eq!(b, ["z0-n001", "z1-n001", "z2-n000", "z2-n001"]);
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
+        0.0
+    );
+    // The nodes a's prioritize is asked about are where a may go (they
+    // passed every filter). Here, as no kube-scheduler would, one outside
+    // z2: a can no longer fill z2, and b's answer is the exact one again.
+    let body =
+        serde_json::json!({"Pod": lone_pod("shop", "a", "web", "web"), "NodeNames": ["z0-n001"]});
+    let r = bench
+        .client
+        .post(bench.server.url("/scheduler/prioritize"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let b = feasible(bench.filter(&lone_pod("shop", "b", "web", "web")).await);
+    assert_eq!(b, ["z2-n000", "z2-n001"]);
+}
+
 /// Pod shop/a answered (in flight, in the view, unbound), then a filter for
 /// shop/b, which counts a, sent and left waiting for it.
 async fn b_waiting_for_a_in_flight() -> (Bench, tokio::task::JoinHandle<reqwest::Response>) {
-    let bench = Bench::start(SMALL, PATIENT).await;
+    let bench = Bench::start(SMALL, &with_role(ENFORCER, PATIENT)).await;
     let a = lone_pod("shop", "a", "web", "web");
     bench.api.apply("Pod", a.clone());
     bench.wait_for_pods_in_view(1).await;
@@ -540,7 +673,7 @@ async fn a_pod_kube_scheduler_gave_up_on_releases_its_waiters() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_filter_for_a_pod_in_flight_ends_its_earlier_attempt() {
-    let bench = Bench::start(SMALL, PATIENT).await;
+    let bench = Bench::start(SMALL, &with_role(ENFORCER, PATIENT)).await;
     let a = lone_pod("shop", "a", "web", "web");
     bench.api.apply("Pod", a.clone());
     bench.wait_for_pods_in_view(1).await;
@@ -602,7 +735,7 @@ fn quantiles(mut d: Vec<Duration>) -> String {
 }
 
 /// The cost, measured in one run: pods/s of the driver alone, with
-/// kube-arbiter waiting for in-flight pods (default settings) and with the
+/// kube-arbiter waiting for in-flight pods (as the enforcer) and with the
 /// wait off; and the filter latency of an unrelated pod, idle and during
 /// the burst. `cargo test --release --test burst -- --ignored --nocapture cost_report`
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -611,7 +744,7 @@ async fn cost_report() {
     let reps = env_or("BURST_REPS", 5);
     for replicas in [30, 300] {
         let topology = topology_for(replicas);
-        let waiting = Bench::start(topology, "").await;
+        let waiting = Bench::start(topology, ENFORCER).await;
         let off = Bench::start(topology, "live:\n  inFlightWaitMillis: 0\n").await;
         let mut pps: [Vec<f64>; 3] = Default::default();
         for rep in 0..reps {
@@ -692,9 +825,9 @@ fn ms(d: Duration) -> f64 {
 
 /// Issue 14's throughput goal: a burst of 1,000 replicas (zone spread and
 /// hostname anti-affinity) on 1,000 and 5,000 nodes, kube-arbiter as the
-/// enforcer's setup (bind verb) with the driver's own enforcement on:
-/// pods/s of the first pass with kube-arbiter (default settings, and with
-/// the in-flight wait off) against the driver alone, and where a pod's
+/// enforcer's setup (bind verb, `role: enforcer`) with the driver's own
+/// enforcement on: pods/s of the first pass with kube-arbiter (waiting,
+/// and with the in-flight wait off) against the driver alone, and where a pod's
 /// cycle time goes. `BURST_REPS` (3) bursts per variant, each cleaned up.
 /// `cargo test --release --test burst -- --ignored --nocapture throughput_report`
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -708,7 +841,7 @@ async fn throughput_report() {
             zones: 4,
             nodes_per_zone: nodes / 4,
         };
-        let waiting = Bench::start(topology, "").await;
+        let waiting = Bench::start(topology, ENFORCER).await;
         let off = Bench::start(topology, "live:\n  inFlightWaitMillis: 0\n").await;
         // (label, bench, ask the extender)
         let variants = [
@@ -766,5 +899,75 @@ async fn throughput_report() {
             mean(&pps[2]),
             mean(&pps[2]) / alone,
         );
+    }
+}
+
+/// Issue 26's bar: the API server takes 300 ms per Binding, kube-scheduler
+/// binds itself (no bind verb: the shipped `scheduler-config.yaml`) and
+/// its in-tree plugins enforce the rules (the driver's own filter). Each
+/// burst's duration, from the first cycle to the last Binding committed,
+/// for the driver alone, with kube-arbiter next to the in-tree plugins
+/// (never waits) and with kube-arbiter as the enforcer (waits for each
+/// related pod's Binding), interleaved in one run; `BURST_REPLICAS` (30)
+/// per burst, `BURST_REPS` (3) bursts per variant and rule set.
+/// `cargo test --test burst -- --ignored --nocapture slow_binding_report`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a report: run by hand with --nocapture"]
+async fn slow_binding_report() {
+    let replicas = env_or("BURST_REPLICAS", 30);
+    let reps = env_or("BURST_REPS", 3);
+    let pair = Pair::start(topology_for(replicas), PATIENT).await;
+    let waits = "kube_arbiter_in_flight_waits_total";
+    for rules in [Rules::SpreadOnly, Rules::SpreadAndAntiAffinity] {
+        // (label, bench, ask the extender)
+        let variants = [
+            ("driver alone", &pair.next_to, false),
+            ("next to the in-tree plugins", &pair.next_to, true),
+            ("as the enforcer (waits)", &pair.enforcer, true),
+        ];
+        let mut took = vec![Vec::new(); variants.len()];
+        let mut waited = vec![0.0; variants.len()];
+        for rep in 0..reps {
+            for (k, (label, bench, extender)) in variants.iter().enumerate() {
+                let mut burst = Burst::new(
+                    format!("slow-{rules:?}-{rep}-{k}").to_lowercase(),
+                    replicas,
+                    rules,
+                    Binding::ApiServer,
+                );
+                burst.extender = *extender;
+                burst.api_latency_ms = (300, 300);
+                burst.seed = rep as u64;
+                let before = scrape(bench, waits).await;
+                let o = bench.driver().run(&burst).await;
+                waited[k] += scrape(bench, waits).await - before;
+                assert!(o.violations.is_empty(), "{label}: {:?}", o.violations);
+                assert!(o.stranded.is_empty(), "{label}: {:?}", o.stranded);
+                let per_pod = |d: Duration| ms(d) / o.cycles as f64;
+                println!(
+                    "{rules:?} {label}: {:.2} s, {:.1} pods/s bound, cycles {:.1} pods/s \
+                     (per pod: extender filter {:.2} ms, prioritize {:.2} ms)",
+                    o.took.as_secs_f64(),
+                    o.bound_per_second(),
+                    o.pods_per_second(),
+                    per_pod(o.extender_filter),
+                    per_pod(o.prioritize),
+                );
+                took[k].push(o.took.as_secs_f64());
+                burst.delete_pods(&bench.api);
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let alone = mean(&took[0]);
+        for (k, (label, _, _)) in variants.iter().enumerate() {
+            println!(
+                "{replicas} replicas, {rules:?}, Binding 300 ms, {label}: {:.2} s per burst \
+                 ({:.2}x the driver alone), {:.1} pods/s, {} in-flight waits",
+                mean(&took[k]),
+                mean(&took[k]) / alone,
+                replicas as f64 / mean(&took[k]),
+                waited[k],
+            );
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! (unknown config keys make it refuse to start) and must agree with the
 //! Deployment that runs it.
 
-use kube_arbiter::config::Config;
+use kube_arbiter::config::{Config, Role};
 
 fn manifest(name: &str) -> serde_json::Value {
     let path = format!("{}/manifests/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -10,9 +10,32 @@ fn manifest(name: &str) -> serde_json::Value {
 }
 
 fn shipped_config() -> Config {
-    let configmap = manifest("configmap.yaml");
+    config_of("configmap.yaml")
+}
+
+fn config_of(name: &str) -> Config {
+    let configmap = manifest(name);
     assert_eq!(configmap["kind"], "ConfigMap");
     Config::parse(configmap["data"]["config.yaml"].as_str().unwrap()).unwrap()
+}
+
+/// The default role is the one the shipped scheduler-config.yaml needs
+/// (next to the in-tree plugins); configmap-enforcer.yaml, for
+/// scheduler-config-enforcer.yaml, differs from configmap.yaml in the
+/// role alone.
+#[test]
+fn each_scheduler_profile_has_a_configmap_with_its_role() {
+    assert_eq!(Config::default().scheduling.role, Role::NextToInTreePlugins);
+    assert_eq!(shipped_config().scheduling.role, Role::NextToInTreePlugins);
+    let mut enforcer = config_of("configmap-enforcer.yaml");
+    assert_eq!(enforcer.scheduling.role, Role::Enforcer);
+    enforcer.scheduling.role = Role::NextToInTreePlugins;
+    assert_eq!(enforcer, shipped_config());
+    let (plain, other) = (
+        manifest("configmap.yaml"),
+        manifest("configmap-enforcer.yaml"),
+    );
+    assert_eq!(plain["metadata"], other["metadata"]);
 }
 
 #[test]
@@ -225,6 +248,56 @@ fn the_offline_validator_checks_cert_manager_kinds_and_both_scheduler_versions()
             .find(|l| l.starts_with("FAIL"))
             .unwrap_or_else(|| panic!("{name} passed:\n{out}"));
         assert!(line.contains(message), "{name}: {line}");
+    }
+}
+
+/// scripts/validate-manifests.sh pairs scheduler-config<S>.yaml with
+/// configmap<S>.yaml and refuses a role that does not match the profile.
+#[test]
+fn the_offline_validator_checks_the_role_against_the_scheduler_profile() {
+    let (plain, enforcer) = (
+        manifest_text("scheduler-config.yaml"),
+        manifest_text("scheduler-config-enforcer.yaml"),
+    );
+    let (next_to, enforcing) = (
+        manifest_text("configmap.yaml"),
+        manifest_text("configmap-enforcer.yaml"),
+    );
+    let files = [
+        ("scheduler-config.yaml", enforcer.clone()),
+        ("configmap.yaml", next_to.clone()),
+        ("scheduler-config-b.yaml", plain.clone()),
+        ("configmap-b.yaml", enforcing.clone()),
+        ("scheduler-config-c.yaml", enforcer),
+        ("configmap-c.yaml", enforcing),
+        ("scheduler-config-d.yaml", plain),
+        ("configmap-d.yaml", next_to),
+    ];
+    let (ok, out) = validate(&[], &files);
+    assert!(!ok, "{out}");
+    let role_line = |file: &str| -> Vec<&str> {
+        let file = format!("/{file} KubeSchedulerConfiguration");
+        out.lines()
+            .filter(|l| l.contains(&file) && l.contains("role"))
+            .collect()
+    };
+    let enforcer_next_to = role_line("scheduler-config.yaml");
+    assert!(
+        enforcer_next_to.iter().any(|l| l.starts_with("FAIL")
+            && l.contains("InterPodAffinity, PodTopologySpread taken out of Filter")),
+        "{out}"
+    );
+    let plain_enforcing = role_line("scheduler-config-b.yaml");
+    assert!(
+        plain_enforcing
+            .iter()
+            .any(|l| l.starts_with("FAIL") && l.contains("for nothing")),
+        "{out}"
+    );
+    for matching in ["scheduler-config-c.yaml", "scheduler-config-d.yaml"] {
+        let lines = role_line(matching);
+        assert!(!lines.is_empty(), "{matching}: {out}");
+        assert!(lines.iter().all(|l| l.starts_with("ok ")), "{out}");
     }
 }
 

@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
-use crate::cluster::Snapshot;
+use crate::cluster::{InFlightPod, Snapshot};
 use crate::config::SchedulingSettings;
 use crate::model::{Node, Pod};
 use crate::parallel::map_parts;
@@ -44,11 +44,23 @@ async fn filter_handler(State(state): State<AppState>, body: RequestBody) -> Res
     let snapshot = state.view.current();
     let config = state.config.clone();
     run_sized(body.len(), move || {
-        let answer = filter(snapshot.as_deref(), &config.scheduling, &body);
+        let (in_flight, mut feasible) = match (&incoming, &snapshot) {
+            (Some(incoming), Some(s)) if incoming.wants_candidates() => {
+                (incoming.placements(s), Some(Vec::new()))
+            }
+            _ => (Vec::new(), None),
+        };
+        let answer = filter_with_in_flight(
+            snapshot.as_deref(),
+            &config.scheduling,
+            &body,
+            &in_flight,
+            feasible.as_mut(),
+        );
         if let (Some(incoming), Some(s)) = (incoming, &snapshot)
             && answer.has_feasible_node()
         {
-            incoming.record(s);
+            incoming.record(s, feasible.unwrap_or_default());
         }
         // The answer is about as long as a NodeNames request; a Nodes-mode
         // answer holds only the feasible nodes, so cap the guess.
@@ -71,7 +83,14 @@ async fn prioritize_handler(State(state): State<AppState>, body: RequestBody) ->
         if let Some(incoming) = incoming
             && !list.is_empty()
         {
-            incoming.record(snapshot);
+            // kube-scheduler picks one of the nodes it asks to score: they
+            // passed every filter, so they narrow where the pod may go.
+            let mut scored = Vec::new();
+            if incoming.wants_candidates() {
+                let nodes = list.iter().filter_map(|h| snapshot.node(&h.host));
+                scored.extend(nodes.map(|i| Arc::clone(&i.node)));
+            }
+            incoming.record(snapshot, scored);
         }
         match prioritize_json::host_priorities_json(&list) {
             Ok(json) => Ok(json_bytes(json)),
@@ -93,6 +112,20 @@ pub fn filter<'a>(
     settings: &SchedulingSettings,
     body: &'a [u8],
 ) -> ExtenderFilterResult<'a> {
+    filter_with_in_flight(snapshot, settings, body, &[], None)
+}
+
+/// [`filter`] next to kube-scheduler's in-tree plugins: a node is kept
+/// when some placement of the pods `in_flight` admits it
+/// (`PodFilters::admit_in_flight`). With `feasible_out`, the view's node of
+/// every feasible candidate is put there (where the pod may now go).
+pub fn filter_with_in_flight<'a>(
+    snapshot: Option<&Snapshot>,
+    settings: &SchedulingSettings,
+    body: &'a [u8],
+    in_flight: &[InFlightPod],
+    feasible_out: Option<&mut Vec<Arc<Node>>>,
+) -> ExtenderFilterResult<'a> {
     let error = |message: String| ExtenderFilterResult {
         error: message,
         ..Default::default()
@@ -111,10 +144,12 @@ pub fn filter<'a>(
         // Awake by the time the pod is prepared and the check splits.
         crate::parallel::wake_helpers();
     }
-    let filters = match PodFilters::prepare(snapshot, pod, settings) {
+    let mut filters = match PodFilters::prepare(snapshot, pod, settings) {
         Ok(f) => f,
         Err(e) => return error(format!("pod {}: {e}", pod.metadata.key())),
     };
+    filters.admit_in_flight(snapshot, in_flight);
+    let view_node = |name: &str| snapshot.node(name).map(|i| Arc::clone(&i.node));
     if let Some(names) = args.node_names {
         let (feasible, mut result) = sort_candidates(
             &names,
@@ -127,6 +162,9 @@ pub fn filter<'a>(
             |name| name.clone(),
             |name| name.clone(),
         );
+        if let Some(out) = feasible_out {
+            out.extend(feasible.iter().filter_map(|n| view_node(n)));
+        }
         result.node_names = Some(feasible);
         result.node_names_plain = args.node_names_plain;
         result
@@ -139,6 +177,14 @@ pub fn filter<'a>(
             |&(_, raw)| raw,
             |(node, _)| NodeName::Owned(node.name().to_string()),
         );
+        if let Some(out) = feasible_out {
+            let failed = |name: &str| {
+                result.failed_nodes.contains_key(name)
+                    || result.failed_and_unresolvable_nodes.contains_key(name)
+            };
+            let names = list.items.iter().map(|(node, _)| node.name());
+            out.extend(names.filter(|n| !failed(n)).filter_map(view_node));
+        }
         result.nodes = Some(NodeListOut::new(feasible));
         result
     } else {
@@ -521,6 +567,34 @@ mod tests {
                 got["NodeNames"].as_array().unwrap().contains(&json!("n1")),
                 "{rule}"
             );
+        }
+    }
+
+    /// Where the pod may now go, for the ledger: the view's node of each
+    /// feasible candidate, in both request modes; unknown nodes left out.
+    #[test]
+    fn the_feasible_nodes_come_out_for_the_ledger_in_both_modes() {
+        let s = snapshot();
+        let names = |nodes: &[Arc<Node>]| -> Vec<String> {
+            nodes.iter().map(|n| n.name().to_string()).collect()
+        };
+        let n4 =
+            json!({"metadata": {"name": "n4", "labels": {"topology.kubernetes.io/zone": "eu-1c"}}});
+        let n3 =
+            json!({"metadata": {"name": "n3", "labels": {"topology.kubernetes.io/zone": "eu-1b"}}});
+        let n1 =
+            json!({"metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "eu-1a"}}});
+        let bodies = [
+            json!({"Pod": web_pod(), "NodeNames": ["n1", "n3", "ghost"]}),
+            json!({"Pod": web_pod(), "Nodes": {"items": [n1, n3, n4]}}),
+        ];
+        for body in bodies {
+            let bytes = serde_json::to_vec(&body).unwrap();
+            let mut out = Vec::new();
+            let settings = SchedulingSettings::default();
+            let answer = filter_with_in_flight(Some(&s), &settings, &bytes, &[], Some(&mut out));
+            assert!(answer.has_feasible_node(), "{body}");
+            assert_eq!(names(&out), ["n3"], "{body}");
         }
     }
 

@@ -1,15 +1,20 @@
-//! The in-flight ledger at the extender's edge (docs/burst-safety.md):
-//! before `filter`/`prioritize` takes its snapshot, wait (bounded) for the
-//! pods kube-scheduler placed but has not bound yet that the incoming
-//! pod's rules could count; after answering with a feasible node, record
-//! the incoming pod as in flight.
+//! The in-flight ledger at the extender's edge (docs/burst-safety.md).
+//! As the enforcer (`scheduling.role: enforcer`): before
+//! `filter`/`prioritize` takes its snapshot, wait (bounded) for the pods
+//! kube-scheduler placed but has not bound yet that the incoming pod's
+//! rules could count. Next to kube-scheduler's in-tree plugins (the
+//! default): never wait; `filter` gets those pods with the nodes each may
+//! be on and keeps every node some placement admits. Either way, after
+//! answering with a feasible node, record the incoming pod as in flight
+//! (next to the in-tree plugins, with the nodes it may go to).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cluster::{InFlight, Settled, Snapshot};
-use crate::model::Pod;
+use crate::cluster::{InFlight, InFlightPod, Settled, Snapshot};
+use crate::config::Role;
+use crate::model::{Node, Pod};
 use crate::policy::pod_relation::PodRelation;
 use crate::server::AppState;
 
@@ -19,12 +24,30 @@ use super::any_case::AnyCase;
 pub struct Incoming {
     ledger: Arc<InFlight>,
     pod: Arc<Pod>,
+    role: Role,
 }
 
 impl Incoming {
-    /// The answer had a feasible node: the pod is in flight until bound.
-    pub fn record(self, snapshot: &Snapshot) {
-        self.ledger.record(self.pod, snapshot);
+    /// The other pods in flight, with the nodes each may be on, for a
+    /// decision on `snapshot` that must not count them as absent: next to
+    /// the in-tree plugins. None as the enforcer, which waited for them.
+    pub fn placements(&self, snapshot: &Snapshot) -> Vec<InFlightPod> {
+        match self.role {
+            Role::NextToInTreePlugins => self.ledger.placements(snapshot, &self.pod),
+            Role::Enforcer => Vec::new(),
+        }
+    }
+
+    /// Whether [`Self::record`] keeps the nodes the pod may go to.
+    pub fn wants_candidates(&self) -> bool {
+        self.role == Role::NextToInTreePlugins
+    }
+
+    /// The answer had a feasible node: the pod is in flight until bound,
+    /// on one of `candidates` (the nodes just answered for it).
+    pub fn record(self, snapshot: &Snapshot, candidates: Vec<Arc<Node>>) {
+        let candidates = self.wants_candidates().then(|| candidates.into());
+        self.ledger.record(self.pod, snapshot, candidates);
     }
 }
 
@@ -36,11 +59,12 @@ pub enum Verb {
     Prioritize,
 }
 
-/// Wait until no in-flight pod the request's pod could count is left
-/// (at most `live.inFlightWaitMillis`). `None` when the ledger is off or
-/// the body has no decodable pod (the decision then reports the error).
-/// A `filter` starts a new attempt for its pod: its earlier one, if still
-/// in flight, did not bind and stops holding others up.
+/// As the enforcer, wait until no in-flight pod the request's pod could
+/// count is left (at most `live.inFlightWaitMillis`); next to the in-tree
+/// plugins, never. `None` when the ledger is off or the body has no
+/// decodable pod (the decision then reports the error). A `filter` starts
+/// a new attempt for its pod: its earlier one, if still in flight, did not
+/// bind and stops holding others up.
 pub async fn settle(state: &AppState, body: &[u8], verb: Verb) -> Option<Incoming> {
     let ledger = &state.in_flight;
     if !ledger.is_enabled() {
@@ -50,7 +74,9 @@ pub async fn settle(state: &AppState, body: &[u8], verb: Verb) -> Option<Incomin
     if verb == Verb::Filter {
         ledger.new_attempt(&pod);
     }
-    if !ledger.is_empty()
+    let role = state.config.scheduling.role;
+    if role == Role::Enforcer
+        && !ledger.is_empty()
         && let Some(snapshot) = state.view.current()
         && let Ok(relation) = PodRelation::prepare(&snapshot, &pod, &state.config.scheduling)
     {
@@ -63,6 +89,7 @@ pub async fn settle(state: &AppState, body: &[u8], verb: Verb) -> Option<Incomin
     Some(Incoming {
         ledger: Arc::clone(ledger),
         pod,
+        role,
     })
 }
 

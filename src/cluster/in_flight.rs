@@ -15,6 +15,11 @@
 //! previous one did not bind), when a waiter gave up on it, or when it is
 //! older than the ledger's `max_age`.
 //!
+//! Next to kube-scheduler's in-tree plugins nobody waits: each entry also
+//! keeps the nodes the pod may have been put on (those kube-arbiter last
+//! answered feasible for it), and a decision keeps every node some
+//! placement of them admits ([`InFlightPod`], `policy::filter`).
+//!
 //! The ledger only holds pods; which of them a decision waits for is the
 //! caller's rule (`policy::pod_relation`). Nothing here holds a lock across
 //! an await: waiting is on the view's publish notification.
@@ -26,13 +31,26 @@ use jiff::Timestamp;
 use tokio::sync::Notify;
 
 use super::{ClusterView, Snapshot};
-use crate::model::Pod;
+use crate::model::{Node, Pod};
 
 type Map<K, V> = foldhash::HashMap<K, V>;
+
+/// A pod in flight as a decision next to kube-scheduler's own plugins sees
+/// it: kube-scheduler put it on one of `candidates` (the nodes kube-arbiter
+/// last answered for it: `filter`'s feasible nodes, or the ones
+/// `prioritize` scored, which kube-scheduler's own filters already
+/// narrowed), or it gave up on the pod.
+#[derive(Debug, Clone)]
+pub struct InFlightPod {
+    pub pod: Arc<Pod>,
+    pub candidates: Arc<[Arc<Node>]>,
+}
 
 #[derive(Debug)]
 struct Entry {
     pod: Arc<Pod>,
+    /// Where it may be; `None` when recorded for waiting only.
+    candidates: Option<Arc<[Arc<Node>]>>,
     since: Instant,
     /// The view has shown the pod (unbound): its absence now means deleted.
     seen: bool,
@@ -105,8 +123,8 @@ impl InFlight {
     }
 
     /// `pod` was just answered with a feasible node: in flight from now
-    /// (again, if it was already).
-    pub fn record(&self, pod: Arc<Pod>, snapshot: &Snapshot) {
+    /// (again, if it was already), on one of `candidates` when known.
+    pub fn record(&self, pod: Arc<Pod>, snapshot: &Snapshot, candidates: Option<Arc<[Arc<Node>]>>) {
         if !self.is_enabled() || !pod.spec.node_name.is_empty() {
             return;
         }
@@ -123,6 +141,7 @@ impl InFlight {
             key,
             Entry {
                 pod,
+                candidates,
                 since: now,
                 seen: in_view.is_some(),
                 earlier_failures,
@@ -167,6 +186,23 @@ impl InFlight {
         pods.iter()
             .filter(|(k, e)| **k != own && counts(&e.pod))
             .map(|(_, e)| e.pod.clone())
+            .collect()
+    }
+
+    /// The in-flight pods other than `incoming` recorded with their
+    /// candidate nodes, as of `snapshot` (resolved ones are dropped).
+    pub fn placements(&self, snapshot: &Snapshot, incoming: &Pod) -> Vec<InFlightPod> {
+        let own = key(incoming);
+        let mut pods = self.lock();
+        self.prune(&mut pods, snapshot, Instant::now());
+        pods.iter()
+            .filter(|(k, _)| **k != own)
+            .filter_map(|(_, e)| {
+                Some(InFlightPod {
+                    pod: e.pod.clone(),
+                    candidates: e.candidates.clone()?,
+                })
+            })
             .collect()
     }
 
@@ -397,7 +433,7 @@ mod tests {
         ];
         for (rule, at_record, asked, want) in cases {
             let ledger = InFlight::new(WAIT, AGE);
-            ledger.record(Arc::new(pod("a", "")), at_record);
+            ledger.record(Arc::new(pod("a", "")), at_record, None);
             let got = ledger.blocking(asked, &pod("b", ""), &any);
             assert_eq!(!got.is_empty(), want, "{rule}");
         }
@@ -409,7 +445,7 @@ mod tests {
         // request's copy of the pod does.
         let ledger = InFlight::new(WAIT, AGE);
         let lagging = view_of(vec![pod("a", "")]);
-        ledger.record(Arc::new(failed("a", "earlier")), &lagging);
+        ledger.record(Arc::new(failed("a", "earlier")), &lagging, None);
         let caught_up = view_of(vec![failed("a", "earlier")]);
         assert_eq!(
             names(&ledger.blocking(&caught_up, &pod("b", ""), &any)),
@@ -422,7 +458,7 @@ mod tests {
         let view = Arc::new(ClusterView::new());
         view.publish(view_of(vec![pod("a", "")]));
         let ledger = Arc::new(InFlight::new(WAIT, AGE));
-        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap());
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap(), None);
         let again = Arc::clone(&ledger);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -437,8 +473,8 @@ mod tests {
     fn a_pod_never_waits_for_itself_nor_for_pods_it_cannot_count() {
         let s = view_of(vec![pod("a", ""), pod("b", "")]);
         let ledger = InFlight::new(WAIT, AGE);
-        ledger.record(Arc::new(pod("a", "")), &s);
-        ledger.record(Arc::new(pod("b", "")), &s);
+        ledger.record(Arc::new(pod("a", "")), &s, None);
+        ledger.record(Arc::new(pod("b", "")), &s, None);
         assert_eq!(names(&ledger.blocking(&s, &pod("a", ""), &any)), ["b"]);
         let only_b = |p: &Pod| p.metadata.name == "b";
         assert!(ledger.blocking(&s, &pod("b", ""), &only_b).is_empty());
@@ -446,10 +482,26 @@ mod tests {
     }
 
     #[test]
+    fn placements_are_the_other_pods_recorded_with_their_nodes() {
+        let s = view_of(vec![pod("a", ""), pod("b", ""), pod("c", "")]);
+        let ledger = InFlight::new(WAIT, AGE);
+        let n1: Arc<[Arc<Node>]> = vec![s.nodes()[0].node.clone()].into();
+        ledger.record(Arc::new(pod("a", "")), &s, Some(n1.clone()));
+        ledger.record(Arc::new(pod("b", "")), &s, Some(n1));
+        ledger.record(Arc::new(pod("c", "")), &s, None);
+        let got = ledger.placements(&s, &pod("b", ""));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].pod.metadata.name, "a");
+        assert_eq!(got[0].candidates[0].name(), "n1");
+        let bound = view_of(vec![pod("a", "n1"), pod("b", ""), pod("c", "")]);
+        assert!(ledger.placements(&bound, &pod("b", "")).is_empty());
+    }
+
+    #[test]
     fn a_disabled_ledger_records_nothing() {
         let s = view_of(vec![pod("a", "")]);
         let ledger = InFlight::new(Duration::ZERO, AGE);
-        ledger.record(Arc::new(pod("a", "")), &s);
+        ledger.record(Arc::new(pod("a", "")), &s, None);
         assert!(ledger.is_empty());
     }
 
@@ -457,7 +509,7 @@ mod tests {
     fn an_entry_older_than_max_age_is_dropped() {
         let s = view_of(vec![pod("a", "")]);
         let ledger = InFlight::new(WAIT, Duration::ZERO);
-        ledger.record(Arc::new(pod("a", "")), &s);
+        ledger.record(Arc::new(pod("a", "")), &s, None);
         assert_eq!(ledger.len(Some(&s)), 0);
     }
 
@@ -466,7 +518,7 @@ mod tests {
         let view = Arc::new(ClusterView::new());
         view.publish(view_of(vec![pod("a", "")]));
         let ledger = Arc::new(InFlight::new(WAIT, AGE));
-        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap());
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap(), None);
         let publisher = Arc::clone(&view);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -482,7 +534,7 @@ mod tests {
         let view = ClusterView::new();
         view.publish(view_of(vec![pod("a", "")]));
         let ledger = InFlight::new(Duration::from_millis(50), AGE);
-        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap());
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap(), None);
         let got = ledger.settle(&view, &pod("b", ""), &any).await;
         assert!(
             matches!(&got, Settled::TimedOut(_, names) if names == &["ns/a"]),
@@ -499,7 +551,7 @@ mod tests {
         let view = ClusterView::new();
         view.publish(view_of(vec![pod("a", "")]));
         let ledger = InFlight::new(WAIT, AGE);
-        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap());
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap(), None);
         let got = ledger.settle(&view, &pod("b", ""), &|_| false).await;
         assert_eq!(got, Settled::Free);
     }

@@ -14,7 +14,7 @@ pub mod view;
 
 pub use assume::AssumeError;
 pub use binder::{BindRequest, Binder};
-pub use in_flight::{InFlight, Settled};
+pub use in_flight::{InFlight, InFlightPod, Settled};
 pub use snapshot::{
     ByNode, Candidates, ClusterObjects, DomainId, KeyDomains, NameIndex, NodeIdx, NodeInfo,
     NodePods, NodeSet, NodeSets, ObjectCounts, Owners, PdbIndex, PodChange, PodPdbs, PodRef,

@@ -1,10 +1,12 @@
-//! `scheduling:` settings for the extender's filter and prioritize: score
-//! weights, hardPodAffinityWeight and the cluster-level default spread
-//! constraints (upstream's PodTopologySpreadArgs `defaultingType` +
+//! `scheduling:` settings for the extender's filter and prioritize: the
+//! role next to kube-scheduler's own plugins, score weights,
+//! hardPodAffinityWeight and the cluster-level default spread constraints
+//! (upstream's PodTopologySpreadArgs `defaultingType` +
 //! `defaultConstraints`).
 //!
 //! ```yaml
 //! scheduling:
+//!   role: nextToInTreePlugins   # or enforcer (docs/burst-safety.md)
 //!   weights: {nodeAffinity: 2, interPodAffinity: 2, podTopologySpread: 2}
 //!   hardPodAffinityWeight: 1
 //!   defaultSpreadConstraints:
@@ -24,6 +26,7 @@ use crate::model::pod::TopologySpreadConstraint;
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct SchedulingSettings {
+    pub role: Role,
     pub weights: ScoreWeights,
     /// Weight of an existing pod's required affinity term matched by the
     /// incoming pod in InterPodAffinity scoring (upstream default 1, 0..=100).
@@ -36,6 +39,27 @@ pub struct SchedulingSettings {
     /// Extended resource prefixes (`example.com` for `example.com/*`) the
     /// fit check does not look at (`ignoredResourceGroups`).
     pub ignored_resource_groups: Vec<String>,
+}
+
+/// Who else enforces node affinity, inter-pod (anti-)affinity and topology
+/// spread, which decides what a pod kube-scheduler placed but has not
+/// bound yet (in flight) does to a decision (docs/burst-safety.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Role {
+    /// kube-scheduler's in-tree NodeAffinity, InterPodAffinity and
+    /// PodTopologySpread filter too, counting their assumed pods
+    /// (`manifests/scheduler-config.yaml`). `filter` and `prioritize` never
+    /// wait for pods in flight; `filter` keeps every node that some
+    /// placement of them admits, so a pod in flight can only make it more
+    /// permissive and the in-tree plugins reject what is truly infeasible.
+    #[default]
+    NextToInTreePlugins,
+    /// Those plugins are off (`manifests/scheduler-config-enforcer.yaml`):
+    /// kube-arbiter alone keeps the rules, so a decision that could count
+    /// a pod in flight waits for it (`live.inFlightWaitMillis`) and then
+    /// answers exactly.
+    Enforcer,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -254,6 +278,19 @@ mod tests {
     use crate::config::Config;
 
     use super::*;
+
+    #[test]
+    fn the_role_defaults_to_next_to_the_in_tree_plugins_as_shipped() {
+        let role = |yaml: &str| Config::parse(yaml).map(|c| c.scheduling.role);
+        assert_eq!(role(""), Ok(Role::NextToInTreePlugins));
+        assert_eq!(
+            role("scheduling:\n  role: nextToInTreePlugins\n"),
+            Ok(Role::NextToInTreePlugins)
+        );
+        assert_eq!(role("scheduling:\n  role: enforcer\n"), Ok(Role::Enforcer));
+        let err = role("scheduling:\n  role: referee\n").unwrap_err();
+        assert!(err.contains("referee"), "{err}");
+    }
 
     #[test]
     fn defaults_are_the_upstream_profile() {

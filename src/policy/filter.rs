@@ -12,7 +12,7 @@
 //! the true first reason ("why is my pod pending?" is most often a taint).
 //! Both fail as UnschedulableAndUnresolvable, as upstream.
 
-use crate::cluster::Snapshot;
+use crate::cluster::{InFlightPod, Snapshot};
 use crate::config::SchedulingSettings;
 use crate::model::node::{Taint, untolerated_taint};
 use crate::model::{Node, Pod, Shared, Toleration};
@@ -56,6 +56,22 @@ impl PodFilters {
             pod_affinity: pod_affinity::prepare_filter(snapshot, pod)
                 .map_err(|e| format!("InterPodAffinity: {e}"))?,
         })
+    }
+
+    /// Next to kube-scheduler's in-tree plugins: judge as if each of the
+    /// pods in flight were on any one of its candidate nodes or nowhere, and
+    /// keep a node when some placement admits it, so a pod in flight can
+    /// only make the answer more permissive (docs/burst-safety.md).
+    pub fn admit_in_flight(&mut self, snapshot: &Snapshot, pods: &[InFlightPod]) {
+        if pods.is_empty() {
+            return;
+        }
+        if let Some(f) = &mut self.spread {
+            f.admit_in_flight(snapshot, pods);
+        }
+        if let Some(f) = &mut self.pod_affinity {
+            f.admit_in_flight(snapshot, pods);
+        }
     }
 
     /// The first failing rule for `node`, in upstream's order.
@@ -258,3 +274,7 @@ mod tests {
         assert!(f.check(&nodes[0]).is_err());
     }
 }
+
+#[cfg(test)]
+#[path = "filter_in_flight_tests.rs"]
+mod in_flight_tests;

@@ -234,6 +234,9 @@ pub struct Outcome {
     /// the first cycle's start to the last one's end.
     pub cycles: usize,
     pub cycles_took: Duration,
+    /// The burst's duration: from the first cycle's start until the last
+    /// binding of the first pass was committed (or refused).
+    pub took: Duration,
     /// Per cycle: the extender's filter + prioritize round trips.
     pub extender_latency: Vec<Duration>,
     /// First pass, summed over its cycles: the driver's own filter, the
@@ -249,6 +252,11 @@ pub struct Outcome {
 impl Outcome {
     pub fn pods_per_second(&self) -> f64 {
         self.cycles as f64 / self.cycles_took.as_secs_f64().max(1e-9)
+    }
+
+    /// Pods over the burst's duration, bindings included.
+    pub fn bound_per_second(&self) -> f64 {
+        self.cycles as f64 / self.took.as_secs_f64().max(1e-9)
     }
 }
 
@@ -373,6 +381,7 @@ impl Driver<'_> {
                 retry.push(i);
             }
         }
+        out.took = started.elapsed();
         self.flush(burst, &pods, retry, &cache, &mut walk, &mut rng)
             .await;
         self.check_final_state(burst, &pods, &mut out);

@@ -91,6 +91,11 @@ impl DomainCounts {
         }
     }
 
+    /// The count on the node's domain for `key`; 0 when it lacks the key.
+    pub fn count(&self, key: &str, at: NodeAt<'_>) -> i64 {
+        self.entry(key, at).map_or(0, |d| d.count)
+    }
+
     fn entry(&self, key: &str, at: NodeAt<'_>) -> Option<&DomainEntry> {
         let k = self.key(key)?;
         k.domains.get(k.lookup.of(at))

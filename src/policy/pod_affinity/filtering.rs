@@ -10,13 +10,18 @@
 //!
 //! [`AffinityFilter::filter`] then judges a node with a few lookups, in
 //! upstream order: affinity, anti-affinity, existing anti-affinity.
+//!
+//! Next to kube-scheduler's in-tree plugins, [`AffinityFilter::admit_in_flight`]
+//! lets a pod in flight satisfy required affinity in any domain it may be
+//! in; the anti-affinity checks leave such pods out, which can only admit
+//! more (docs/burst-safety.md).
 
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
 use super::counts::{DomainCounts, LiveCounts, Witness};
 use super::terms::{Namespaces, PodTerms, Term, for_each_bound_pod, terms_selecting};
-use crate::cluster::Snapshot;
+use crate::cluster::{InFlightPod, Snapshot};
 use crate::model::pod::PodAffinityTerm;
 use crate::model::{Labels, Node, ObjectMeta, Pod};
 use crate::policy::domains::{Domain, KeyLookup, NodeAt, ReasonCache};
@@ -56,6 +61,9 @@ pub struct AffinityFilter {
     affinity: LiveCounts,
     anti_affinity: LiveCounts,
     existing_anti_affinity: LiveCounts,
+    /// Pods in flight matching every required affinity term, counted in
+    /// the domain of each node they may be on (see `admit_in_flight`).
+    in_flight_affinity: Option<Arc<DomainCounts>>,
     /// Failure texts per (term or key, domain); see [`ReasonCache`].
     reasons: ReasonCache,
 }
@@ -96,6 +104,7 @@ pub fn prepare_filter(snapshot: &Snapshot, pod: &Pod) -> Result<Option<AffinityF
         affinity: LiveCounts::new(affinity),
         anti_affinity: LiveCounts::new(anti_affinity),
         existing_anti_affinity: existing,
+        in_flight_affinity: None,
         reasons: ReasonCache::default(),
     }))
 }
@@ -239,7 +248,7 @@ impl AffinityFilter {
                     "{REASON_AFFINITY}: node has no label {key}"
                 )));
             }
-            if empty_domain.is_none() && self.affinity.count(key, at) <= 0 {
+            if empty_domain.is_none() && self.affinity_count(key, at) <= 0 {
                 empty_domain = Some((i, domain));
             }
         }
@@ -263,6 +272,37 @@ impl AffinityFilter {
                 )
             },
         )))
+    }
+
+    /// Pods matching every required affinity term in the node's domain for
+    /// `key`, counting a pod in flight wherever it may be.
+    fn affinity_count(&self, key: &str, at: NodeAt<'_>) -> i64 {
+        let in_flight = self.in_flight_affinity.as_ref();
+        self.affinity.count(key, at) + in_flight.map_or(0, |c| c.count(key, at))
+    }
+
+    /// Count `pods` in flight as kube-scheduler's own plugins may: each on
+    /// one of its candidate nodes, or nowhere. Required affinity then holds
+    /// in a domain where any pod in flight matching all its terms may be
+    /// (per term; the "first pod of a group" exception still looks at the
+    /// view alone, since a placed pod can only end it). Required
+    /// anti-affinity, the incoming pod's and the existing pods', leaves
+    /// them out: a pod counted there could only reject more nodes.
+    pub fn admit_in_flight(&mut self, snapshot: &Snapshot, pods: &[InFlightPod]) {
+        let terms = &self.prepared.terms.required_affinity;
+        let mut counts = DomainCounts::new(snapshot.topology());
+        let mut any = false;
+        for f in pods.iter().filter(|f| matches_all(terms, &f.pod)) {
+            for node in f.candidates.iter() {
+                let at = NodeAt::resolve(snapshot, node);
+                for t in terms {
+                    counts.add(at, &t.topology_key, 1, None);
+                }
+                any = true;
+            }
+        }
+        self.in_flight_affinity = any.then(|| Arc::new(counts));
+        self.reasons.clear();
     }
 
     /// Upstream `satisfyPodAntiAffinity`: per term; a node without the

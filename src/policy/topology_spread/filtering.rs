@@ -5,11 +5,15 @@
 //! registers its domain and adds its matching pods. A candidate then passes
 //! when, for every constraint, `count(domain) + selfMatch − globalMin ≤
 //! maxSkew`, where globalMin is 0 while fewer than minDomains domains exist.
+//!
+//! Next to kube-scheduler's in-tree plugins, [`SpreadFilter::admit_in_flight`]
+//! takes globalMin as the highest any placement of the pods in flight
+//! reaches (see `in_flight`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::cluster::Snapshot;
+use crate::cluster::{DomainId, InFlightPod, Snapshot};
 use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::{Node, Pod, Shared, Toleration};
 use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt, ReasonCache};
@@ -17,6 +21,7 @@ use crate::policy::node_affinity::RequiredNodeAffinity;
 use crate::policy::{Failure, Verdict};
 
 use super::common::{Constraint, DO_NOT_SCHEDULE, constraints_for, count_cluster, has_all_keys_at};
+use super::in_flight::highest_minimum;
 
 pub const REASON: &str = "node(s) didn't match pod topology spread constraints";
 
@@ -41,6 +46,12 @@ pub struct SpreadFilter {
     histogram: Vec<BTreeMap<i64, u32>>,
     /// Per constraint, how many domains are registered (for minDomains).
     domains: Vec<usize>,
+    /// Per constraint, per pod in flight it counts, the registered domains
+    /// the pod may be in (sorted); empty unless admitted.
+    in_flight: Arc<Vec<Vec<Vec<DomainId>>>>,
+    /// Per constraint, the highest global minimum a placement of the pods
+    /// in flight reaches; `None` without any.
+    raised_min: Vec<Option<i64>>,
     reasons: ReasonCache,
 }
 
@@ -81,6 +92,8 @@ pub fn prepare_filter(
             tolerations: pod.spec.tolerations.clone(),
         }),
         domains: counts.iter().map(DomainTable::len).collect(),
+        in_flight: Arc::default(),
+        raised_min: vec![None; counts.len()],
         counts,
         histogram,
         reasons: ReasonCache::default(),
@@ -105,7 +118,9 @@ impl SpreadFilter {
             }
             let count = self.counts[i].get(domain).copied().unwrap_or(0);
             let min = self.global_min(i);
-            let skew = count + i64::from(incoming.self_match[i]) - min;
+            // A minimum raised by pods in flight may pass this domain's
+            // count; the pods that raised it could then have landed here.
+            let skew = (count - min).max(0) + i64::from(incoming.self_match[i]);
             if skew > i64::from(c.max_skew) {
                 return Err(Failure::unschedulable(self.reasons.get_or(
                     i,
@@ -132,7 +147,86 @@ impl SpreadFilter {
         if self.domains[i] < c.min_domains.max(0) as usize {
             return 0;
         }
-        self.histogram[i].keys().next().copied().unwrap_or(0)
+        self.raised_min[i].unwrap_or_else(|| self.histogram[i].keys().next().copied().unwrap_or(0))
+    }
+
+    /// Count `pods` in flight as kube-scheduler's own plugins may: each on
+    /// one of its candidate nodes, or nowhere. A node passes when some
+    /// placement lets every constraint admit it (per constraint: the
+    /// domain's count without them, against the highest minimum they can
+    /// reach), so they can only make this filter more permissive.
+    pub fn admit_in_flight(&mut self, snapshot: &Snapshot, pods: &[InFlightPod]) {
+        let incoming = Arc::clone(&self.incoming);
+        let mut reach = Vec::with_capacity(incoming.constraints.len());
+        for (i, c) in incoming.constraints.iter().enumerate() {
+            let mut seen = vec![false; incoming.keys[i].known_len()];
+            reach.push(
+                pods.iter()
+                    .filter(|f| c.counts(&f.pod, &incoming.namespace))
+                    .map(|f| self.domains_of(i, c, snapshot, f, &mut seen))
+                    .filter(|domains| !domains.is_empty())
+                    .collect(),
+            );
+        }
+        self.in_flight = Arc::new(reach);
+        for i in 0..incoming.constraints.len() {
+            self.raise_min(i);
+        }
+    }
+
+    /// The registered domains of constraint `i` (sorted) the pod in flight
+    /// counts in on one of its candidates (a node without every key, or
+    /// that the inclusion policies leave out, counts it nowhere). `seen`:
+    /// all false, a slot per domain of the key; left all false.
+    fn domains_of(
+        &self,
+        i: usize,
+        c: &Constraint,
+        snapshot: &Snapshot,
+        f: &InFlightPod,
+        seen: &mut [bool],
+    ) -> Vec<DomainId> {
+        let incoming = &self.incoming;
+        let mut ids: Vec<DomainId> = Vec::new();
+        for node in f.candidates.iter() {
+            let at = NodeAt::resolve(snapshot, node);
+            let Domain::Known(id) = incoming.keys[i].of(at) else {
+                continue;
+            };
+            let Some(slot) = seen.get_mut(id as usize) else {
+                continue;
+            };
+            if *slot
+                || self.counts[i].get(Domain::Known(id)).is_none()
+                || !has_all_keys_at(at, &incoming.keys)
+                || !c.includes_node(node, &incoming.tolerations, &incoming.required)
+            {
+                continue;
+            }
+            *slot = true;
+            ids.push(id);
+            // A pod that may be in every domain: its other nodes add none
+            // (with a zone key, the usual case, after a few nodes).
+            if ids.len() == self.domains[i] {
+                break;
+            }
+        }
+        for &id in &ids {
+            if let Some(slot) = seen.get_mut(id as usize) {
+                *slot = false;
+            }
+        }
+        ids.sort_unstable();
+        ids
+    }
+
+    fn raise_min(&mut self, i: usize) {
+        let reach = self.in_flight.get(i).map_or(&[][..], Vec::as_slice);
+        self.raised_min[i] = (!reach.is_empty()).then(|| {
+            let counts = &self.counts[i];
+            let count = |id| counts.get(Domain::Known(id)).copied().unwrap_or(0);
+            highest_minimum(&self.histogram[i], count, reach)
+        });
     }
 
     /// An existing pod is now on `node` (preemption's what-if).
@@ -184,6 +278,7 @@ impl SpreadFilter {
                 }
             }
             *h.entry(new).or_insert(0) += 1;
+            self.raise_min(i);
         }
     }
 }

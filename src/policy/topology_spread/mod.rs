@@ -3,6 +3,7 @@
 
 pub mod common;
 pub mod filtering;
+mod in_flight;
 pub mod scoring;
 
 pub use filtering::{SpreadFilter, prepare_filter};
