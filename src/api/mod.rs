@@ -13,14 +13,13 @@ pub mod extender_types;
 mod filter_json;
 mod in_flight;
 mod json_extent;
-mod pod_review_scan;
+mod json_string;
 pub mod preempt;
 pub mod preempt_named;
 mod prioritize_json;
 mod recent_nodes;
 mod request_body;
 pub mod scale_in;
-mod strict_json;
 mod valid_json;
 
 use axum::Router;
