@@ -10,6 +10,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -28,7 +29,6 @@ use crate::server::{ApiError, AppState};
 use super::extender_types::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
-use super::request_body::RequestBody;
 use super::{in_flight, json_bytes, on_snapshot_sized, prioritize_json, run_sized};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
@@ -39,7 +39,7 @@ pub fn routes() -> Router<AppState> {
         .route("/scheduler/prioritize", post(prioritize_handler))
 }
 
-async fn filter_handler(State(state): State<AppState>, body: RequestBody) -> Response {
+async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
     let incoming = in_flight::settle(&state, &body, in_flight::Verb::Filter).await;
     let snapshot = state.view.current();
     let config = state.config.clone();
@@ -64,7 +64,7 @@ async fn filter_handler(State(state): State<AppState>, body: RequestBody) -> Res
     .await
 }
 
-async fn prioritize_handler(State(state): State<AppState>, body: RequestBody) -> Response {
+async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
     let incoming = in_flight::settle(&state, &body, in_flight::Verb::Prioritize).await;
     on_snapshot_sized(&state, body.len(), move |snapshot, config| {
         let list = prioritize_body(snapshot, &config.scheduling, &body)?;

@@ -18,7 +18,6 @@ pub mod preempt;
 pub mod preempt_named;
 mod prioritize_json;
 mod recent_nodes;
-mod request_body;
 pub mod scale_in;
 mod valid_json;
 
