@@ -338,18 +338,21 @@ fn bad_request(message: String) -> Verdict {
 }
 
 /// A policy denial worded as kube-apiserver words its own errors:
-/// `<resource> "<name>" is forbidden: ...` or `<Kind.group> "<name>" is
-/// invalid: ...`.
+/// `<resource> "<name>" is forbidden: ...` (403, reason `Forbidden`) or
+/// `<Kind.group> "<name>" is invalid: ...` (422, reason `Invalid`).
 fn denied(resource: &str, kind: &str, name: &str, denial: Denial) -> Verdict {
-    let message = match denial.code {
-        DenialCode::Forbidden => format!("{resource} {name:?} is forbidden: {}", denial.reason),
-        DenialCode::Invalid => format!("{kind} {name:?} is invalid: {}", denial.reason),
-    };
-    Verdict::Denied(status(
-        denial.code.http_status(),
-        denial.code.reason(),
-        message,
-    ))
+    match denial.code {
+        DenialCode::Forbidden => Verdict::Denied(status(
+            403,
+            "Forbidden",
+            format!("{resource} {name:?} is forbidden: {}", denial.reason),
+        )),
+        DenialCode::Invalid => Verdict::Denied(status(
+            422,
+            "Invalid",
+            format!("{kind} {name:?} is invalid: {}", denial.reason),
+        )),
+    }
 }
 
 /// The name upstream puts in messages: the request's, else the object's,
