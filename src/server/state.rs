@@ -1,9 +1,11 @@
 //! What every handler gets: the cluster view and the settings.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
+use crate::log_every::LogEvery;
 use crate::server::access::AccessRules;
 use crate::server::error::ApiError;
 use crate::server::metrics::Metrics;
@@ -27,6 +29,23 @@ pub struct AppState {
     pub scheduler_names: Arc<[String]>,
     /// Whether `/scheduler/bind` is served at all.
     pub bind_verb: bool,
+    /// Warnings that could repeat on every request, each rate-limited.
+    pub warnings: Arc<Warnings>,
+}
+
+/// The rate limits of warnings that a request can repeat: one gate each,
+/// shared by the server's requests.
+pub struct Warnings {
+    /// Preempt requests naming nodes or victims the view does not know.
+    pub preempt_unknown_names: LogEvery,
+}
+
+impl Default for Warnings {
+    fn default() -> Self {
+        Self {
+            preempt_unknown_names: LogEvery::new(Duration::from_secs(30)),
+        }
+    }
 }
 
 impl AppState {
@@ -41,6 +60,7 @@ impl AppState {
             people: PeopleAuth::default(),
             scheduler_names: Arc::from(["default-scheduler".to_string()]),
             bind_verb: true,
+            warnings: Arc::default(),
         }
     }
 
