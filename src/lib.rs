@@ -8,6 +8,7 @@ pub mod cli;
 pub mod cluster;
 pub mod config;
 pub mod explain;
+pub mod file_watch;
 pub mod log_every;
 pub mod model;
 pub mod parallel;
