@@ -21,6 +21,8 @@ mod recent_nodes;
 pub mod scale_in;
 mod valid_json;
 
+pub use recent_nodes::RecentNodes;
+
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::api::RecentNodes;
 use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
 use crate::log_every::LogEvery;
@@ -31,6 +32,8 @@ pub struct AppState {
     pub bind_verb: bool,
     /// Warnings that could repeat on every request, each rate-limited.
     pub warnings: Arc<Warnings>,
+    /// Nodes decoded from recent Nodes-mode requests, by their exact text.
+    pub recent_nodes: Arc<RecentNodes>,
 }
 
 /// The rate limits of warnings that a request can repeat: one gate each,
@@ -61,6 +64,7 @@ impl AppState {
             scheduler_names: Arc::from(["default-scheduler".to_string()]),
             bind_verb: true,
             warnings: Arc::default(),
+            recent_nodes: Arc::default(),
         }
     }
 
