@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use super::metrics::Metrics;
 use super::tls::{self, CertKeyFiles, ServingCert, TlsError, TlsMaterial};
 use crate::file_watch::{Concerns, FileWatch};
+
 /// A pair that fails is read again after this, in case its other half was
 /// still being written.
 const SETTLE: Duration = Duration::from_secs(2);
