@@ -15,6 +15,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use kube_arbiter::api::RecentNodes;
 use kube_arbiter::api::extender::filter;
 use kube_arbiter::cluster::{ClusterObjects, PodChange, Snapshot};
 use kube_arbiter::config::{Config, SchedulingSettings};
@@ -245,10 +246,12 @@ fn bench(c: &mut Criterion) {
     group.bench_function("explain_judge_all_and_prioritize_feasible", |b| {
         b.iter(|| black_box(explain(&snapshot, &pod, &config)))
     });
+    // One server's cache of Nodes-mode texts, as AppState holds it.
+    let recent = RecentNodes::default();
     let body = serde_json::to_vec(&json!({"Pod": incoming_json(), "NodeNames": names})).unwrap();
     group.bench_function("filter_handler_node_names_body_to_answer", |b| {
         b.iter(|| {
-            let answer = filter(Some(&snapshot), &settings, &body);
+            let answer = filter(Some(&snapshot), &settings, &body, &recent);
             black_box(serde_json::to_vec(&answer).unwrap())
         })
     });
@@ -275,7 +278,7 @@ fn bench(c: &mut Criterion) {
     println!("Nodes-mode body: {:.1} MB", nodes_body.len() as f64 / 1e6);
     group.bench_function("filter_handler_nodes_mode_body_to_answer", |b| {
         b.iter(|| {
-            let answer = filter(Some(&snapshot), &settings, &nodes_body);
+            let answer = filter(Some(&snapshot), &settings, &nodes_body, &recent);
             black_box(serde_json::to_vec(&answer).unwrap())
         })
     });

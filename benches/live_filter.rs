@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fake_apiserver::FakeApiServer;
+use kube_arbiter::api::RecentNodes;
 use kube_arbiter::api::extender::filter;
 use kube_arbiter::cluster::{ClusterView, Snapshot, live};
 use kube_arbiter::config::{LiveSettings, SchedulingSettings};
@@ -100,13 +101,14 @@ fn send(api: &FakeApiServer, i: usize, node: Option<usize>) {
 /// Time filter requests every `REQUEST_EVERY` until `stop`.
 fn time_requests(view: &ClusterView, stop: &AtomicBool) -> Vec<Duration> {
     let settings = SchedulingSettings::default();
+    let recent = RecentNodes::default();
     let body = filter_body();
     let mut took = Vec::new();
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         let started = Instant::now();
         let snapshot = view.current().unwrap();
-        let answer = filter(Some(&snapshot), &settings, &body);
+        let answer = filter(Some(&snapshot), &settings, &body, &recent);
         let bytes = serde_json::to_vec(&answer).unwrap();
         drop(snapshot);
         took.push(started.elapsed());

@@ -21,6 +21,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 mod profile_input;
 use std::process::ExitCode;
 
+use kube_arbiter::api::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::config::SchedulingSettings;
 
@@ -38,26 +39,35 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     let settings = SchedulingSettings::default();
+    let recent = RecentNodes::default();
     let mut bytes = 0;
     let mut phases = [std::time::Duration::ZERO; 4];
     for i in 0..repeat {
         let request = template.replace("@UID@", &format!("profile-{i}"));
         bytes += match verb.as_str() {
             "filter" => {
-                let answer = filter(Some(&snapshot), &settings, request.as_bytes());
+                let answer = filter(Some(&snapshot), &settings, request.as_bytes(), &recent);
                 answer.to_json(request.len()).map_or(0, |a| a.len())
             }
             "filter-phases" => {
-                filter_phases(&snapshot, &settings, request.as_bytes(), &mut phases);
+                filter_phases(
+                    &snapshot,
+                    &settings,
+                    request.as_bytes(),
+                    &recent,
+                    &mut phases,
+                );
                 0
             }
-            "prioritize" => match prioritize_body(&snapshot, &settings, request.as_bytes()) {
-                Ok(list) => serde_json::to_vec(&list).map_or(0, |a| a.len()),
-                Err(e) => {
-                    eprintln!("prioritize: {}", e.message);
-                    return ExitCode::FAILURE;
+            "prioritize" => {
+                match prioritize_body(&snapshot, &settings, request.as_bytes(), &recent) {
+                    Ok(list) => serde_json::to_vec(&list).map_or(0, |a| a.len()),
+                    Err(e) => {
+                        eprintln!("prioritize: {}", e.message);
+                        return ExitCode::FAILURE;
+                    }
                 }
-            },
+            }
             other => {
                 eprintln!("unknown verb {other}: filter, prioritize or filter-phases");
                 return ExitCode::from(2);
@@ -81,6 +91,7 @@ fn filter_phases(
     snapshot: &kube_arbiter::cluster::Snapshot,
     settings: &SchedulingSettings,
     body: &[u8],
+    recent: &RecentNodes,
     phases: &mut [std::time::Duration; 4],
 ) {
     use kube_arbiter::api::extender_types::ExtenderArgs;
@@ -88,7 +99,7 @@ fn filter_phases(
     use kube_arbiter::policy::filter::PodFilters;
     use std::time::Instant;
     let t = Instant::now();
-    let args = ExtenderArgs::from_slice(body).expect("body decodes");
+    let args = ExtenderArgs::from_slice(body, recent).expect("body decodes");
     let pod = args.pod.as_ref().expect("body has a pod");
     let names = args.node_names.as_ref().expect("NodeNames mode");
     phases[0] += t.elapsed();
@@ -110,7 +121,7 @@ fn filter_phases(
         .collect();
     phases[2] += t.elapsed();
     let t = Instant::now();
-    let answer = filter(Some(snapshot), settings, body);
+    let answer = filter(Some(snapshot), settings, body, recent);
     let encode_start = Instant::now();
     let bytes = answer.to_json(body.len()).map_or(0, |a| a.len());
     phases[3] += encode_start.elapsed();

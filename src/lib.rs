@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod config;
 pub mod deletion_cost;
 pub mod explain;
+pub mod file_watch;
 pub mod log_every;
 pub mod model;
 pub mod parallel;

@@ -4,6 +4,7 @@
 #![no_main]
 
 use jiff::Timestamp;
+use kube_arbiter::api::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::config::Config;
@@ -28,9 +29,14 @@ fuzz_target!(|text: &str| {
     if config.scheduling == DEFAULTS.scheduling && config.preemption == DEFAULTS.preemption {
         return;
     }
-    let result = filter(Some(&DEMO), &config.scheduling, ARGS);
+    let result = filter(
+        Some(&DEMO),
+        &config.scheduling,
+        ARGS,
+        &RecentNodes::default(),
+    );
     assert_eq!(result.error, "", "a valid config fails filter");
-    let scores = prioritize_body(&DEMO, &config.scheduling, ARGS)
+    let scores = prioritize_body(&DEMO, &config.scheduling, ARGS, &RecentNodes::default())
         .unwrap_or_else(|e| panic!("a valid config fails prioritize: {}", e.message));
     for host in &scores {
         assert!(

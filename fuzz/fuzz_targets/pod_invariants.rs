@@ -17,6 +17,7 @@ use std::sync::LazyLock;
 
 use arbitrary::Arbitrary;
 use jiff::Timestamp;
+use kube_arbiter::api::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::cluster::Snapshot;
@@ -590,8 +591,15 @@ fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> T {
 /// Judged on the answer as kube-scheduler reads it (the JSON), which is
 /// the contract whatever the result type looks like inside.
 fn check_filter(body: &[u8], candidates: &[&str], config: &Config) {
-    let result = filter(Some(&CLUSTER), &config.scheduling, body);
-    let json = result.to_json(body.len()).expect("the filter answer encodes");
+    let result = filter(
+        Some(&CLUSTER),
+        &config.scheduling,
+        body,
+        &RecentNodes::default(),
+    );
+    let json = result
+        .to_json(body.len())
+        .expect("the filter answer encodes");
     let answer: FilterAnswer = decode(&json);
     let shown = || String::from_utf8_lossy(&json).into_owned();
     if !answer.error.is_empty() {
@@ -628,7 +636,8 @@ fn check_filter(body: &[u8], candidates: &[&str], config: &Config) {
 }
 
 fn check_prioritize(body: &[u8], candidates: &[&str], config: &Config) {
-    let Ok(scores) = prioritize_body(&CLUSTER, &config.scheduling, body) else {
+    let Ok(scores) = prioritize_body(&CLUSTER, &config.scheduling, body, &RecentNodes::default())
+    else {
         return;
     };
     let hosts: Vec<&str> = scores.iter().map(|h| h.host.as_str()).collect();

@@ -30,7 +30,7 @@ use super::admission_types::{
     ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
     Review, ReviewEnvelope, Status,
 };
-use super::{pod_review_scan, strict_json};
+use super::json_string;
 use crate::model::PriorityClass;
 use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
 use crate::policy::priority_class;
@@ -118,10 +118,7 @@ impl Decision {
 
 /// Decode, decide and encode one pod review (the mutating webhook).
 pub fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-    let plain = std::str::from_utf8(body)
-        .ok()
-        .and_then(pod_review_scan::pod_request);
-    match plain.or_else(|| decode_in_one_pass::<Decoded<PodPriorityFields>>(body)) {
+    match decode_in_one_pass::<Decoded<PodPriorityFields>>(body) {
         Some(request) => finish_pod(state, request),
         None => finish_pod(state, decode_request_in_steps(body)?),
     }
@@ -313,14 +310,7 @@ fn patch_json(ops: &[PatchOp]) -> Result<Vec<u8>, ApiError> {
 /// A JSON string: as is between quotes when nothing in it needs escaping
 /// (uids, class names, the patch's op names and paths), else by serde.
 fn write_str(out: &mut Vec<u8>, text: &str) -> Result<(), ApiError> {
-    if strict_json::needs_no_escape(text) {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
-        Ok(())
-    } else {
-        write_json(out, text)
-    }
+    json_string::write_str(out, text).map_err(|e| encode_error(&e))
 }
 
 fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ApiError> {
@@ -348,18 +338,21 @@ fn bad_request(message: String) -> Verdict {
 }
 
 /// A policy denial worded as kube-apiserver words its own errors:
-/// `<resource> "<name>" is forbidden: ...` or `<Kind.group> "<name>" is
-/// invalid: ...`.
+/// `<resource> "<name>" is forbidden: ...` (403, reason `Forbidden`) or
+/// `<Kind.group> "<name>" is invalid: ...` (422, reason `Invalid`).
 fn denied(resource: &str, kind: &str, name: &str, denial: Denial) -> Verdict {
-    let message = match denial.code {
-        DenialCode::Forbidden => format!("{resource} {name:?} is forbidden: {}", denial.reason),
-        DenialCode::Invalid => format!("{kind} {name:?} is invalid: {}", denial.reason),
-    };
-    Verdict::Denied(status(
-        denial.code.http_status(),
-        denial.code.reason(),
-        message,
-    ))
+    match denial.code {
+        DenialCode::Forbidden => Verdict::Denied(status(
+            403,
+            "Forbidden",
+            format!("{resource} {name:?} is forbidden: {}", denial.reason),
+        )),
+        DenialCode::Invalid => Verdict::Denied(status(
+            422,
+            "Invalid",
+            format!("{kind} {name:?} is invalid: {}", denial.reason),
+        )),
+    }
 }
 
 /// The name upstream puts in messages: the request's, else the object's,

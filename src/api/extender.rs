@@ -10,6 +10,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -28,8 +29,7 @@ use crate::server::{ApiError, AppState};
 use super::extender_types::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
-use super::request_body::RequestBody;
-use super::{in_flight, json_bytes, on_snapshot_sized, prioritize_json, run_sized};
+use super::{RecentNodes, in_flight, json_bytes, on_snapshot_sized, prioritize_json, run_sized};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -39,10 +39,11 @@ pub fn routes() -> Router<AppState> {
         .route("/scheduler/prioritize", post(prioritize_handler))
 }
 
-async fn filter_handler(State(state): State<AppState>, body: RequestBody) -> Response {
+async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
     let incoming = in_flight::settle(&state, &body, in_flight::Verb::Filter).await;
     let snapshot = state.view.current();
     let config = state.config.clone();
+    let recent = state.recent_nodes.clone();
     run_sized(body.len(), move || {
         let (in_flight, mut feasible) = match (&incoming, &snapshot) {
             (Some(incoming), Some(s)) if incoming.wants_candidates() => {
@@ -54,6 +55,7 @@ async fn filter_handler(State(state): State<AppState>, body: RequestBody) -> Res
             snapshot.as_deref(),
             &config.scheduling,
             &body,
+            &recent,
             &in_flight,
             feasible.as_mut(),
         );
@@ -76,10 +78,11 @@ async fn filter_handler(State(state): State<AppState>, body: RequestBody) -> Res
     .await
 }
 
-async fn prioritize_handler(State(state): State<AppState>, body: RequestBody) -> Response {
+async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
     let incoming = in_flight::settle(&state, &body, in_flight::Verb::Prioritize).await;
+    let recent = state.recent_nodes.clone();
     on_snapshot_sized(&state, body.len(), move |snapshot, config| {
-        let list = prioritize_body(snapshot, &config.scheduling, &body)?;
+        let list = prioritize_body(snapshot, &config.scheduling, &body, &recent)?;
         if let Some(incoming) = incoming
             && !list.is_empty()
         {
@@ -111,8 +114,9 @@ pub fn filter<'a>(
     snapshot: Option<&Snapshot>,
     settings: &SchedulingSettings,
     body: &'a [u8],
+    recent: &RecentNodes,
 ) -> ExtenderFilterResult<'a> {
-    filter_with_in_flight(snapshot, settings, body, &[], None)
+    filter_with_in_flight(snapshot, settings, body, recent, &[], None)
 }
 
 /// [`filter`] next to kube-scheduler's in-tree plugins: a node is kept
@@ -123,6 +127,7 @@ pub fn filter_with_in_flight<'a>(
     snapshot: Option<&Snapshot>,
     settings: &SchedulingSettings,
     body: &'a [u8],
+    recent: &RecentNodes,
     in_flight: &[InFlightPod],
     feasible_out: Option<&mut Vec<Arc<Node>>>,
 ) -> ExtenderFilterResult<'a> {
@@ -130,7 +135,7 @@ pub fn filter_with_in_flight<'a>(
         error: message,
         ..Default::default()
     };
-    let args = match ExtenderArgs::from_slice(body) {
+    let args = match ExtenderArgs::from_slice(body, recent) {
         Ok(a) => a,
         Err(e) => return error(format!("cannot decode ExtenderArgs: {e}")),
     };
@@ -244,8 +249,9 @@ pub fn prioritize_body(
     snapshot: &Snapshot,
     settings: &SchedulingSettings,
     body: &[u8],
+    recent: &RecentNodes,
 ) -> Result<Vec<HostPriority>, ApiError> {
-    let args = ExtenderArgs::from_slice(body)
+    let args = ExtenderArgs::from_slice(body, recent)
         .map_err(|e| ApiError::bad_request(format!("cannot decode ExtenderArgs: {e}")))?;
     let pod = args
         .pod
@@ -350,7 +356,13 @@ mod tests {
 
     fn run_filter(s: Option<&Snapshot>, body: Value) -> Value {
         let bytes = serde_json::to_vec(&body).unwrap();
-        serde_json::to_value(filter(s, &SchedulingSettings::default(), &bytes)).unwrap()
+        serde_json::to_value(filter(
+            s,
+            &SchedulingSettings::default(),
+            &bytes,
+            &RecentNodes::default(),
+        ))
+        .unwrap()
     }
 
     #[test]
@@ -460,6 +472,7 @@ mod tests {
             Some(&s),
             &SchedulingSettings::default(),
             b"not json",
+            &RecentNodes::default(),
         ))
         .unwrap();
         assert!(got["Error"].as_str().unwrap().contains("cannot decode"));
@@ -516,7 +529,12 @@ mod tests {
         // The names were read as plain, and the hand-written answer, which
         // then copies them unchecked, is serde's to the byte.
         let body = serde_json::to_vec(&json!({"Pod": incoming, "NodeNames": names})).unwrap();
-        let answer = filter(Some(&s), &SchedulingSettings::default(), &body);
+        let answer = filter(
+            Some(&s),
+            &SchedulingSettings::default(),
+            &body,
+            &RecentNodes::default(),
+        );
         assert!(answer.node_names_plain);
         assert_eq!(
             answer.to_json(0).unwrap(),
@@ -592,7 +610,14 @@ mod tests {
             let bytes = serde_json::to_vec(&body).unwrap();
             let mut out = Vec::new();
             let settings = SchedulingSettings::default();
-            let answer = filter_with_in_flight(Some(&s), &settings, &bytes, &[], Some(&mut out));
+            let answer = filter_with_in_flight(
+                Some(&s),
+                &settings,
+                &bytes,
+                &RecentNodes::default(),
+                &[],
+                Some(&mut out),
+            );
             assert!(answer.has_feasible_node(), "{body}");
             assert_eq!(names(&out), ["n3"], "{body}");
         }
@@ -605,7 +630,13 @@ mod tests {
         pod["spec"]["topologySpreadConstraints"][0]["whenUnsatisfiable"] = json!("ScheduleAnyway");
         let body =
             serde_json::to_vec(&json!({"Pod": pod, "NodeNames": ["n3", "n1", "ghost"]})).unwrap();
-        let got = prioritize_body(&s, &SchedulingSettings::default(), &body).unwrap();
+        let got = prioritize_body(
+            &s,
+            &SchedulingSettings::default(),
+            &body,
+            &RecentNodes::default(),
+        )
+        .unwrap();
         let hosts: Vec<_> = got.iter().map(|h| (h.host.as_str(), h.score)).collect();
         assert_eq!(hosts, [("n3", 10), ("n1", 0), ("ghost", 0)]);
     }
@@ -616,9 +647,42 @@ mod tests {
             &snapshot(),
             &SchedulingSettings::default(),
             br#"{"NodeNames":[]}"#,
+            &RecentNodes::default(),
         )
         .unwrap_err();
         assert_eq!(err.status, StatusCode::BAD_REQUEST);
+    }
+
+    /// The Nodes-mode cache is the server's own (AppState), not the
+    /// process's: a filter through one server's routes fills its cache only.
+    #[tokio::test]
+    async fn nodes_mode_texts_are_kept_in_the_servers_state() {
+        use tower::ServiceExt;
+
+        let view = Arc::new(crate::cluster::ClusterView::new());
+        view.publish(snapshot());
+        let state = AppState::new(view.clone(), crate::config::Config::default());
+        let other = AppState::new(view, crate::config::Config::default());
+        // Large enough (over 8 KiB) for the reader that consults the cache.
+        let pad = "x".repeat(4_000);
+        let items: Vec<Value> = ["n1", "n2", "n3"]
+            .iter()
+            .map(|n| json!({"metadata": {"name": n, "annotations": {"pad": pad}}}))
+            .collect();
+        let body = json!({"Pod": web_pod(), "Nodes": {"items": items}}).to_string();
+        let response = routes()
+            .with_state(state.clone())
+            .oneshot(
+                axum::http::Request::post("/scheduler/filter")
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from(body))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(state.recent_nodes.kept(), 3);
+        assert_eq!(other.recent_nodes.kept(), 0);
     }
 }
 
@@ -654,7 +718,7 @@ mod properties {
                     "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                         {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}}},
                 "NodeNames": names})).unwrap();
-            let r = filter(Some(&s), &SchedulingSettings::default(), &body);
+            let r = filter(Some(&s), &SchedulingSettings::default(), &body, &RecentNodes::default());
             prop_assert_eq!(&r.error, "");
             let feasible = r.node_names.clone().unwrap();
             for name in &names {

@@ -20,19 +20,19 @@ use std::sync::Arc;
 use serde::de::IgnoredAny;
 
 use super::extender_types::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
-use super::json_extent;
+use super::{RecentNodes, json_extent};
 use crate::model::Node;
 
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
 /// (the caller reads it again with serde_json to say why).
-pub fn read(body: &[u8]) -> Option<ExtenderArgs<'_>> {
+pub fn read<'a>(body: &'a [u8], recent: &RecentNodes) -> Option<ExtenderArgs<'a>> {
     let mut scan = Scan::new(body);
     let mut args = ExtenderArgs::default();
     scan.object(|key, scan| {
         if key.eq_ignore_ascii_case("pod") {
             args.pod = serde_json::from_slice(scan.value()?).ok()?;
         } else if key.eq_ignore_ascii_case("nodes") {
-            args.nodes = node_list(scan)?;
+            args.nodes = node_list(scan, recent)?;
         } else if key.eq_ignore_ascii_case("nodenames") {
             (args.node_names, args.node_names_plain) = node_names(scan)?;
         } else {
@@ -65,14 +65,14 @@ fn node_names<'a>(scan: &mut Scan<'a>) -> Option<(Option<Vec<NodeName<'a>>>, boo
 
 /// A v1 NodeList (or `null`) where `scan` is: `items` decoded, other
 /// members checked. Walked in place, so the list is scanned once.
-fn node_list<'a>(scan: &mut Scan<'a>) -> Option<Option<NodeList<'a>>> {
+fn node_list<'a>(scan: &mut Scan<'a>, recent: &RecentNodes) -> Option<Option<NodeList<'a>>> {
     if scan.null()? {
         return Some(None);
     }
     let mut list = NodeList::default();
     scan.object(|key, scan| {
         if key.eq_ignore_ascii_case("items") {
-            list.items = items(scan)?;
+            list.items = items(scan, recent)?;
         } else {
             serde_json::from_slice::<IgnoredAny>(scan.value()?).ok()?;
         }
@@ -81,7 +81,7 @@ fn node_list<'a>(scan: &mut Scan<'a>) -> Option<Option<NodeList<'a>>> {
     Some(Some(list))
 }
 
-fn items<'a>(scan: &mut Scan<'a>) -> Option<Vec<(Arc<Node>, RawNode<'a>)>> {
+fn items<'a>(scan: &mut Scan<'a>, recent: &RecentNodes) -> Option<Vec<(Arc<Node>, RawNode<'a>)>> {
     if scan.null()? {
         return Some(Vec::new());
     }
@@ -90,7 +90,7 @@ fn items<'a>(scan: &mut Scan<'a>) -> Option<Vec<(Arc<Node>, RawNode<'a>)>> {
         texts.push(std::str::from_utf8(scan.value()?).ok()?);
         Some(())
     })?;
-    decode_nodes(&texts).ok()
+    decode_nodes(&texts, Some(recent)).ok()
 }
 
 /// A cursor over JSON text that knows where values begin and end and
@@ -266,7 +266,7 @@ mod tests {
     /// serde_json refuses is refused.
     fn agree(body: &[u8]) -> Result<bool, TestCaseError> {
         let whole = serde_json::from_slice::<ExtenderArgs<'_>>(body);
-        match (read(body), &whole) {
+        match (read(body, &RecentNodes::default()), &whole) {
             (Some(split), Ok(whole)) => {
                 prop_assert_eq!(parts(&split), parts(whole));
                 // Names said to be plain are their own JSON strings.
@@ -284,7 +284,7 @@ mod tests {
             }
             (None, _) => {}
         }
-        Ok(read(body).is_some())
+        Ok(read(body, &RecentNodes::default()).is_some())
     }
 
     fn realistic_nodes(count: usize) -> Vec<Value> {
@@ -315,7 +315,7 @@ mod tests {
             agree(&body).unwrap(),
             "the realistic body took the slow path"
         );
-        let args = read(&body).unwrap();
+        let args = read(&body, &RecentNodes::default()).unwrap();
         let items = &args.nodes.as_ref().unwrap().items;
         for ((node, raw), want) in items.iter().zip(&nodes) {
             assert_eq!(node.name(), want["metadata"]["name"]);
@@ -348,7 +348,11 @@ mod tests {
             b"{\"NodeNames\":[\"a\",5]}",
             b"{\"NodeNames\":[\"abcdefghijklmnop",
         ] {
-            assert!(read(body).is_none(), "{}", String::from_utf8_lossy(body));
+            assert!(
+                read(body, &RecentNodes::default()).is_none(),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
             assert!(serde_json::from_slice::<ExtenderArgs<'_>>(body).is_err());
         }
     }
@@ -367,7 +371,7 @@ mod tests {
             ["ip-10-0-0-1.eu-west-1.compute.internal", "", "zéz"]
         );
         assert_eq!(scan.at, plain.len());
-        let args = read(body).unwrap();
+        let args = read(body, &RecentNodes::default()).unwrap();
         assert_eq!(
             args.node_names.unwrap(),
             ["ip-10-0-0-1.eu-west-1.compute.internal", "né", "", "zéz"]

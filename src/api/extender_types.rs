@@ -19,6 +19,7 @@ use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::RecentNodes;
 use crate::model::shared::unpooled;
 use crate::model::{Node, Pod};
 use crate::policy::{Code, Failure, Reason, Verdict};
@@ -73,11 +74,13 @@ impl Serialize for RawNode<'_> {
 const SPLIT_READ_MIN: usize = 8 << 10;
 
 impl<'a> ExtenderArgs<'a> {
-    pub fn from_slice(body: &'a [u8]) -> Result<Self, serde_json::Error> {
+    /// The args of `body`; Nodes-mode items sent recently are taken from
+    /// `recent` (large bodies, the only ones that carry many nodes).
+    pub fn from_slice(body: &'a [u8], recent: &RecentNodes) -> Result<Self, serde_json::Error> {
         if body.len() < SPLIT_READ_MIN {
             return serde_json::from_slice(body);
         }
-        match super::extender_args_split::read(body) {
+        match super::extender_args_split::read(body, recent) {
             Some(args) => Ok(args),
             None => serde_json::from_slice(body),
         }
@@ -201,7 +204,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
                 while let Some(raw) = seq.next_element::<&'de RawValue>()? {
                     raws.push(raw.get());
                 }
-                decode_nodes(&raws).map(Items).map_err(de::Error::custom)
+                decode_nodes(&raws, None)
+                    .map(Items)
+                    .map_err(de::Error::custom)
             }
         }
         d.deserialize_seq(ItemsVisitor(std::marker::PhantomData))
@@ -216,13 +221,20 @@ const PARALLEL_DECODE_MIN: usize = 512;
 /// Decode every node of a NodeList, each with its text. A full 5,000-node
 /// list is tens of MB of JSON, mostly fields we skip; decoding is the bulk
 /// of a Nodes-mode request, so large lists are split over the machine's
-/// cores, and a text sent before is not decoded again
+/// cores, and with `recent` a text sent before is not decoded again
 /// (`api::recent_nodes`). Their parts are not pooled. The error names the
-/// first bad item.
-pub(super) fn decode_nodes<'a>(texts: &[&'a str]) -> Result<Vec<(Arc<Node>, RawNode<'a>)>, String> {
+/// first bad item (the same error with or without `recent`: a kept node
+/// is one that decoded).
+pub(super) fn decode_nodes<'a>(
+    texts: &[&'a str],
+    recent: Option<&RecentNodes>,
+) -> Result<Vec<(Arc<Node>, RawNode<'a>)>, String> {
     let parts = crate::parallel::map_parts(texts, PARALLEL_DECODE_MIN, |offset, part| {
-        unpooled(|| super::recent_nodes::decode(part))
-            .map_err(|(i, e)| format!("Nodes.items[{}]: {e}", offset + i))
+        unpooled(|| match recent {
+            Some(recent) => recent.decode(part),
+            None => decode_each(part),
+        })
+        .map_err(|(i, e)| format!("Nodes.items[{}]: {e}", offset + i))
     })?;
     Ok(parts
         .into_iter()
@@ -230,6 +242,19 @@ pub(super) fn decode_nodes<'a>(texts: &[&'a str]) -> Result<Vec<(Arc<Node>, RawN
         .zip(texts)
         .map(|(node, &text)| (node, RawNode(text)))
         .collect())
+}
+
+/// Each of `texts` decoded by serde_json; the first error with its place.
+fn decode_each(texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Error)> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            serde_json::from_str::<Node>(text)
+                .map(Arc::new)
+                .map_err(|e| (i, e))
+        })
+        .collect()
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -385,7 +410,7 @@ mod tests {
             r#"{"pod":{"metadata":{"name":"p"}},"nodenames":["a","b"]}"#,
             r#"{"POD":{"metadata":{"name":"p"}},"nodeNames":["a","b"],"extra":1}"#,
         ] {
-            let args = ExtenderArgs::from_slice(body.as_bytes()).unwrap();
+            let args = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap();
             assert_eq!(args.pod.unwrap().metadata.name, "p", "{body}");
             assert_eq!(args.node_names.unwrap(), ["a", "b"]);
             assert!(args.nodes.is_none());
@@ -397,7 +422,7 @@ mod tests {
         let body = r#"{"pod":{},"nodes":{"kind":"NodeList","Items":[
             {"metadata":{"name":"n1","labels":{"z":"a"}},"status":{"images":[{"names":["x"]}]}},
             {"metadata":{"name":"n2"}}]}}"#;
-        let args = ExtenderArgs::from_slice(body.as_bytes()).unwrap();
+        let args = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap();
         let items = args.nodes.unwrap().items;
         assert_eq!(items.len(), 2);
         assert_eq!(items[0].0.label("z"), Some("a"));
@@ -407,8 +432,11 @@ mod tests {
 
     #[test]
     fn null_fields_are_absent() {
-        let args =
-            ExtenderArgs::from_slice(br#"{"Pod":null,"Nodes":null,"NodeNames":null}"#).unwrap();
+        let args = ExtenderArgs::from_slice(
+            br#"{"Pod":null,"Nodes":null,"NodeNames":null}"#,
+            &RecentNodes::default(),
+        )
+        .unwrap();
         assert!(args.pod.is_none() && args.nodes.is_none() && args.node_names.is_none());
     }
 
@@ -416,6 +444,7 @@ mod tests {
     fn bad_node_item_names_its_index() {
         let err = ExtenderArgs::from_slice(
             br#"{"Nodes":{"items":[{"metadata":{"name":"ok"}},{"metadata":{"name":5}}]}}"#,
+            &RecentNodes::default(),
         )
         .unwrap_err();
         assert!(err.to_string().contains("Nodes.items[1]"), "{err}");
@@ -436,7 +465,7 @@ mod tests {
                 .join(",")
         };
         let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[]));
-        let list = ExtenderArgs::from_slice(body.as_bytes())
+        let list = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default())
             .unwrap()
             .nodes
             .unwrap();
@@ -447,7 +476,7 @@ mod tests {
         }
         let last = 2 * PARALLEL_DECODE_MIN - 1;
         let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[700, last]));
-        let err = ExtenderArgs::from_slice(body.as_bytes()).unwrap_err();
+        let err = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap_err();
         assert!(err.to_string().contains("Nodes.items[700]"), "{err}");
     }
 

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::extender_types::{ExtenderFilterResult, FailedNodes};
-use super::strict_json::string_stops;
+use super::json_string::{needs_escape, write_quoted, write_str};
 
 impl ExtenderFilterResult<'_> {
     /// The JSON answer, in a buffer of at least `capacity` bytes to start
@@ -122,38 +122,6 @@ fn write_name(out: &mut Vec<u8>, name: &str, plain: bool) -> Result<(), serde_js
     Ok(())
 }
 
-/// `s` as a JSON string.
-pub(super) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
-    if needs_escape(s.as_bytes()) {
-        return serde_json::to_writer(out, s);
-    }
-    write_quoted(out, s);
-    Ok(())
-}
-
-/// `s` between quotes, as it is.
-fn write_quoted(out: &mut Vec<u8>, s: &str) {
-    out.reserve(s.len() + 2);
-    out.push(b'"');
-    out.extend_from_slice(s.as_bytes());
-    out.push(b'"');
-}
-
-/// Whether JSON needs any byte of `bytes` escaped (a control character, `"`
-/// or `\\`). Eight bytes at a time without early exit, the last few padded
-/// with spaces, with the strict reader's word test.
-fn needs_escape(bytes: &[u8]) -> bool {
-    let (words, tail) = bytes.as_chunks::<8>();
-    let mut last = [b' '; 8];
-    last[..tail.len()].copy_from_slice(tail);
-    words
-        .iter()
-        .fold(string_stops(u64::from_le_bytes(last)), |bad, w| {
-            bad | string_stops(u64::from_le_bytes(*w))
-        })
-        != 0
-}
-
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
@@ -208,32 +176,5 @@ mod tests {
         r.record_failure("n2", reason);
         r.record_failure("n3", Failure::unresolvable("node(s) had untolerated taint"));
         assert_eq!(r.to_json(0).unwrap(), serde_json::to_vec(&r).unwrap());
-    }
-
-    #[test]
-    fn escape_check_finds_every_byte_that_needs_it() {
-        for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 40] {
-            let clean = "a".repeat(len);
-            assert!(!needs_escape(clean.as_bytes()));
-            for at in 0..len {
-                for bad in [b'"', b'\\', b'\n', 0x00, 0x1f] {
-                    let mut s = clean.clone().into_bytes();
-                    s[at] = bad;
-                    assert!(needs_escape(&s), "{bad:#x} at {at} of {len}");
-                }
-            }
-        }
-        assert!(!needs_escape("é ü 🙂 ~ \u{7f}".as_bytes()));
-    }
-
-    proptest::proptest! {
-        /// The word-at-a-time check says what a byte-by-byte check says.
-        #[test]
-        fn escape_check_agrees_with_a_byte_by_byte_check(
-            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
-        ) {
-            let naive = bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
-            proptest::prop_assert_eq!(needs_escape(&bytes), naive);
-        }
     }
 }

@@ -9,8 +9,7 @@
 //! (next to the in-tree plugins, with the nodes it may go to).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::cluster::{InFlight, InFlightPod, Settled, Snapshot};
 use crate::config::Role;
@@ -105,7 +104,7 @@ fn report(state: &AppState, pod: &Pod, settled: Settled) {
             m.in_flight_waits.inc();
             m.in_flight_wait_seconds.observe(took.as_secs_f64());
             m.in_flight_wait_timeouts.inc();
-            if let Some(suppressed) = WARNINGS.allow() {
+            if let Some(suppressed) = state.warnings.in_flight_timeouts.admit(Instant::now()) {
                 tracing::warn!(
                     pod = %pod.metadata.key(),
                     waited_ms = took.as_millis() as u64,
@@ -116,61 +115,5 @@ fn report(state: &AppState, pod: &Pod, settled: Settled) {
                 );
             }
         }
-    }
-}
-
-/// At most one timeout warning per second: a stuck binding path would
-/// otherwise log once per pod.
-static WARNINGS: RateLimit = RateLimit::new(Duration::from_secs(1));
-
-struct RateLimit {
-    every_ms: u64,
-    last_ms: AtomicU64,
-    suppressed: AtomicU64,
-}
-
-impl RateLimit {
-    const fn new(every: Duration) -> Self {
-        Self {
-            every_ms: every.as_millis() as u64,
-            last_ms: AtomicU64::new(0),
-            suppressed: AtomicU64::new(0),
-        }
-    }
-
-    /// `Some(suppressed since the last allowed)` when this one may log.
-    fn allow(&self) -> Option<u64> {
-        let now = since_start_ms().max(1);
-        let last = self.last_ms.load(Ordering::Relaxed);
-        let due = last == 0 || now.saturating_sub(last) >= self.every_ms;
-        if due
-            && self
-                .last_ms
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            return Some(self.suppressed.swap(0, Ordering::Relaxed));
-        }
-        self.suppressed.fetch_add(1, Ordering::Relaxed);
-        None
-    }
-}
-
-fn since_start_ms() -> u64 {
-    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_millis() as u64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_rate_limit_lets_one_through_then_counts_the_rest() {
-        let limit = RateLimit::new(Duration::from_secs(3600));
-        assert_eq!(limit.allow(), Some(0));
-        assert_eq!(limit.allow(), None);
-        assert_eq!(limit.allow(), None);
-        assert_eq!(limit.suppressed.load(Ordering::Relaxed), 2);
     }
 }

@@ -13,16 +13,16 @@ pub mod extender_types;
 mod filter_json;
 mod in_flight;
 mod json_extent;
-mod pod_review_scan;
+mod json_string;
 pub mod preempt;
 pub mod preempt_named;
 mod prioritize_json;
 mod recent_nodes;
-mod request_body;
 pub mod scale_in;
 mod scale_in_plan;
-mod strict_json;
 mod valid_json;
+
+pub use recent_nodes::RecentNodes;
 
 use axum::Router;
 use axum::http::{StatusCode, header};

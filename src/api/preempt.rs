@@ -9,7 +9,7 @@
 //! already being deleted, empty lists) is decided per node by
 //! [`answerable`] (docs/preemption-contract.md).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -81,9 +81,10 @@ impl PreemptResult<'_> {
 
 async fn handle(State(state): State<AppState>, body: Bytes) -> Response {
     let metrics = state.metrics.clone();
+    let warnings = state.warnings.clone();
     on_snapshot_sized(&state, body.len(), move |snapshot, config| {
         let result = answer(snapshot, config, &body, Timestamp::now())?;
-        report_unknown(&metrics, &result.unknown);
+        report_unknown(&metrics, &warnings.preempt_unknown_names, &result.unknown);
         Ok(json_bytes(result.to_json()))
     })
     .await
@@ -91,13 +92,12 @@ async fn handle(State(state): State<AppState>, body: Bytes) -> Response {
 
 /// A lagging view would otherwise only show as preemptions that never
 /// happen: count every unknown name, and say which (rate-limited).
-fn report_unknown(metrics: &Metrics, unknown: &Unknown) {
-    static LOG: LogEvery = LogEvery::new(Duration::from_secs(30));
+fn report_unknown(metrics: &Metrics, log: &LogEvery, unknown: &Unknown) {
     if unknown.is_empty() {
         return;
     }
     metrics.count_preempt_unknown(unknown.nodes.len(), unknown.victims.len());
-    if let Some(held_back) = LOG.admit(Instant::now()) {
+    if let Some(held_back) = log.admit(Instant::now()) {
         tracing::warn!(
             nodes = ?first_few(&unknown.nodes),
             victims = ?first_few(&unknown.victims),
@@ -269,6 +269,15 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");
         }
+        // The warning went through this server's gate: the next one within
+        // 30 s is held back.
+        assert_eq!(
+            state
+                .warnings
+                .preempt_unknown_names
+                .admit(std::time::Instant::now()),
+            None
+        );
     }
 
     /// The extender preemption contract (upstream `callExtenders` in

@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use super::extender_types::HostPriority;
-use super::filter_json::write_str;
+use super::json_string::write_str;
 
 /// `[{"Host":"..","Score":n},..]`.
 pub fn host_priorities_json(list: &[HostPriority]) -> Result<Vec<u8>, serde_json::Error> {

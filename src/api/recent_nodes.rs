@@ -54,18 +54,15 @@ struct Limits {
     bytes: usize,
 }
 
-static RECENT: std::sync::LazyLock<RecentNodes> = std::sync::LazyLock::new(|| {
-    RecentNodes::new(Limits {
-        entries: GENERATION,
-        bytes: GENERATION_BYTES,
-    })
-});
-
-/// The Node in `texts`, each decoded by serde_json or taken from a recent
-/// request that sent exactly that text. The first error (in order) is
-/// returned with its item's place in `texts`.
-pub fn decode(texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Error)> {
-    RECENT.decode(texts)
+/// One per server (`AppState::recent_nodes`), sized for a 5,000-node
+/// cluster.
+impl Default for RecentNodes {
+    fn default() -> Self {
+        Self::new(Limits {
+            entries: GENERATION,
+            bytes: GENERATION_BYTES,
+        })
+    }
 }
 
 impl RecentNodes {
@@ -81,11 +78,21 @@ impl RecentNodes {
         }
     }
 
+    /// How many decoded texts are kept (both generations).
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> usize {
+        let generations = self.lock();
+        generations.current.len() + generations.previous.len()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Generations> {
         self.generations.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn decode(&self, texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Error)> {
+    /// The Node in `texts`, each decoded by serde_json or taken from a
+    /// recent request that sent exactly that text. The first error (in
+    /// order) is returned with its item's place in `texts`.
+    pub fn decode(&self, texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Error)> {
         let hashes: Vec<u64> = texts.iter().map(|t| self.hasher.hash_one(t)).collect();
         let kept: Vec<Option<Arc<Decoded>>> = {
             let mut generations = self.lock();

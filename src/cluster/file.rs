@@ -2,23 +2,17 @@
 //!
 //! A broken file at start is an error for the caller (exit 2); a broken file
 //! on reload keeps the last good view, logs file/line/reason and counts the
-//! failure. The directory is watched (editors and `kubectl ... > F` replace
-//! or truncate the file; ConfigMap volumes swap a symlink), reads are
-//! ignored (inotify reports our own reads), and bursts are debounced.
+//! failure. The file is followed by `file_watch` (its directory watched,
+//! bursts debounced), as the TLS files are.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use notify::{EventKind, RecursiveMode, Watcher};
-use tokio::sync::mpsc;
-
 use super::decode::{DecodeError, decode};
 use super::{ClusterView, Snapshot};
+use crate::file_watch::{Concerns, FileWatch, Wake};
 
-/// Wait this long after the last change before reloading, so a file being
-/// written in several steps is read once, complete.
-const DEBOUNCE: Duration = Duration::from_millis(300);
 /// Safety net for file systems where change events get lost.
 const POLL: Duration = Duration::from_secs(60);
 
@@ -65,7 +59,6 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
 
 /// Keeps the watch alive; dropping it stops reloading.
 pub struct FileSource {
-    _watcher: notify::RecommendedWatcher,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -97,67 +90,22 @@ pub async fn start(path: &Path, view: Arc<ClusterView>) -> Result<FileSource, Lo
     log_published(path, &snapshot);
     view.publish(snapshot);
 
-    let (tx, rx) = mpsc::unbounded_channel();
-    let watched = path.to_path_buf();
-    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if let Ok(event) = res
-            && !matches!(event.kind, EventKind::Access(_))
-            && event.paths.iter().any(|p| concerns(p, &watched))
-        {
-            let _ = tx.send(());
-        }
-    })
-    .map_err(|source| LoadError::Watch {
+    let watch = FileWatch::new(&[path], Concerns::TheFiles).map_err(|source| LoadError::Watch {
         file: path.display().to_string(),
         source,
     })?;
-    let dir = watch_dir(path);
-    watcher
-        .watch(&dir, RecursiveMode::NonRecursive)
-        .map_err(|source| LoadError::Watch {
-            file: path.display().to_string(),
-            source,
-        })?;
-    let task = tokio::spawn(reload_loop(path.to_path_buf(), view, rx));
-    Ok(FileSource {
-        _watcher: watcher,
-        task,
-    })
+    let task = tokio::spawn(reload_loop(path.to_path_buf(), view, watch));
+    Ok(FileSource { task })
 }
 
-fn watch_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// An event in the directory concerns us if it names our file, or is a
-/// symlink swap (Kubernetes volumes replace `..data`).
-fn concerns(event_path: &Path, watched: &Path) -> bool {
-    event_path.file_name() == watched.file_name()
-        || event_path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with(".."))
-}
-
-async fn reload_loop(path: PathBuf, view: Arc<ClusterView>, mut rx: mpsc::UnboundedReceiver<()>) {
+/// Reload on every settled change, and when a poll finds the file's
+/// modification time changed (a safety net for missed events).
+async fn reload_loop(path: PathBuf, view: Arc<ClusterView>, mut watch: FileWatch) {
     let mut last_modified = modified(&path);
-    loop {
-        let changed = tokio::select! {
-            got = rx.recv() => {
-                if got.is_none() {
-                    return;
-                }
-                true
-            }
-            _ = tokio::time::sleep(POLL) => modified(&path) != last_modified,
-        };
-        if !changed {
+    while let Some(wake) = watch.next(POLL).await {
+        if wake == Wake::Poll && modified(&path) == last_modified {
             continue;
         }
-        // Debounce: wait until events stop for DEBOUNCE.
-        while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, rx.recv()).await {}
         last_modified = modified(&path);
         let p = path.clone();
         match tokio::task::spawn_blocking(move || load(&p)).await {

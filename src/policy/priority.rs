@@ -125,30 +125,14 @@ pub struct Resolved {
     pub set: FieldsToSet,
 }
 
-/// How a refusal maps onto a Kubernetes status.
+/// Which kind of refusal upstream makes: `apierrors.NewForbidden` (the
+/// request is understood but not permitted) or `apierrors.NewInvalid` (the
+/// object breaks a validation rule). The admission handler turns it into a
+/// Kubernetes status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DenialCode {
-    /// 403: the request is understood but not permitted.
     Forbidden,
-    /// 422: the object breaks a validation rule.
     Invalid,
-}
-
-impl DenialCode {
-    pub fn http_status(self) -> u16 {
-        match self {
-            Self::Forbidden => 403,
-            Self::Invalid => 422,
-        }
-    }
-
-    /// `metav1.Status.reason`.
-    pub fn reason(self) -> &'static str {
-        match self {
-            Self::Forbidden => "Forbidden",
-            Self::Invalid => "Invalid",
-        }
-    }
 }
 
 /// A refusal with upstream's wording for the rule that failed.

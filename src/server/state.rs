@@ -1,10 +1,13 @@
 //! What every handler gets: the cluster view and the settings.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use crate::api::RecentNodes;
 use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
 use crate::deletion_cost::Deployments;
+use crate::log_every::LogEvery;
 use crate::server::access::AccessRules;
 use crate::server::error::ApiError;
 use crate::server::metrics::Metrics;
@@ -31,6 +34,29 @@ pub struct AppState {
     /// The Deployments' annotations (live mode), which decide their
     /// ReplicaSets' scale-in opt-in.
     pub deployments: Option<Deployments>,
+    /// Warnings that could repeat on every request, each rate-limited.
+    pub warnings: Arc<Warnings>,
+    /// Nodes decoded from recent Nodes-mode requests, by their exact text.
+    pub recent_nodes: Arc<RecentNodes>,
+}
+
+/// The rate limits of warnings that a request can repeat: one gate each,
+/// shared by the server's requests.
+pub struct Warnings {
+    /// Preempt requests naming nodes or victims the view does not know.
+    pub preempt_unknown_names: LogEvery,
+    /// In-flight waits that gave up (a stuck binding path would otherwise
+    /// log once per pod).
+    pub in_flight_timeouts: LogEvery,
+}
+
+impl Default for Warnings {
+    fn default() -> Self {
+        Self {
+            preempt_unknown_names: LogEvery::new(Duration::from_secs(30)),
+            in_flight_timeouts: LogEvery::new(Duration::from_secs(1)),
+        }
+    }
 }
 
 impl AppState {
@@ -46,6 +72,8 @@ impl AppState {
             scheduler_names: Arc::from(["default-scheduler".to_string()]),
             bind_verb: true,
             deployments: None,
+            warnings: Arc::default(),
+            recent_nodes: Arc::default(),
         }
     }
 

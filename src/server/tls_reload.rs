@@ -8,21 +8,17 @@
 //! called bad. A bad pair never replaces a good one and never stops the
 //! server: it is logged and counted.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum_server::tls_rustls::RustlsConfig;
-use notify::{EventKind, RecursiveMode, Watcher};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::metrics::Metrics;
 use super::tls::{self, CertKeyFiles, ServingCert, TlsError, TlsMaterial};
+use crate::file_watch::{Concerns, FileWatch};
 
-/// Events closer together than this are one change.
-const DEBOUNCE: Duration = Duration::from_millis(300);
 /// A pair that fails is read again after this, in case its other half was
 /// still being written.
 const SETTLE: Duration = Duration::from_secs(2);
@@ -67,28 +63,12 @@ pub fn follow(
     rustls: RustlsConfig,
     metrics: Arc<Metrics>,
 ) -> Result<CertReloader, notify::Error> {
-    let (tx, rx) = mpsc::channel::<()>(1);
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        match event {
-            // Our own reads show up as Access events; they are not changes.
-            Ok(event) if matches!(event.kind, EventKind::Access(_)) => {}
-            // A full channel already holds a wake-up: nothing is lost.
-            Ok(_) => {
-                let _ = tx.try_send(());
-            }
-            Err(e) => tracing::warn!("watching the TLS files: {e}"),
-        }
-    })?;
-    // Directories, not files: an atomic rename or a `..data` symlink swap
-    // replaces the file's inode, which a watch on the file would lose.
-    let dirs: BTreeSet<PathBuf> = [&files.cert, &files.key]
+    let files_to_watch: Vec<&std::path::Path> = [&files.cert, &files.key]
         .into_iter()
         .chain(client_ca.as_ref())
-        .map(|f| parent_dir(f))
+        .map(PathBuf::as_path)
         .collect();
-    for dir in &dirs {
-        watcher.watch(dir, RecursiveMode::NonRecursive)?;
-    }
+    let watch = FileWatch::new(&files_to_watch, Concerns::AnyEntry)?;
     let follower = Follower {
         files,
         client_ca,
@@ -97,45 +77,25 @@ pub fn follow(
         served,
         refused: None,
     };
-    let task = tokio::spawn(async move {
-        // Moved in so the watch lives exactly as long as the task.
-        let _watcher = watcher;
-        follower.run(rx).await;
-    });
+    // The watch moves into the task: it lives exactly as long as the task.
+    let task = tokio::spawn(follower.run(watch));
     Ok(CertReloader { task })
 }
 
-fn parent_dir(file: &std::path::Path) -> PathBuf {
-    match file.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
 impl Follower {
-    async fn run(mut self, mut changes: mpsc::Receiver<()>) {
-        let mut poll = tokio::time::interval(POLL);
-        poll.tick().await;
-        loop {
-            tokio::select! {
-                change = changes.recv() => {
-                    if change.is_none() {
-                        return;
-                    }
-                    tokio::time::sleep(DEBOUNCE).await;
-                    while changes.try_recv().is_ok() {}
-                }
-                _ = poll.tick() => {}
-            }
-            self.reload_if_changed(&mut changes).await;
+    /// Check on every settled change, and on every poll (a safety net for
+    /// missed events, e.g. a watched directory replaced).
+    async fn run(mut self, mut watch: FileWatch) {
+        while watch.next(POLL).await.is_some() {
+            self.reload_if_changed(&mut watch).await;
         }
     }
 
-    async fn reload_if_changed(&mut self, changes: &mut mpsc::Receiver<()>) {
+    async fn reload_if_changed(&mut self, watch: &mut FileWatch) {
         let mut outcome = self.check();
         if matches!(outcome, Check::Failed(..)) {
             tokio::time::sleep(SETTLE).await;
-            while changes.try_recv().is_ok() {}
+            watch.discard_pending();
             outcome = self.check();
         }
         match outcome {
