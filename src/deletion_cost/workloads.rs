@@ -329,18 +329,8 @@ pub fn patches(snapshot: &Snapshot, plans: &[WorkloadPlan]) -> Vec<PodPatch> {
 mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
-    use crate::model::Node;
+    use crate::policy::scale_in::tests::{node, now};
     use serde_json::{Value, json};
-
-    fn now() -> Timestamp {
-        "2024-06-01T00:00:00Z".parse().unwrap()
-    }
-
-    fn node(name: &str, zone: &str) -> Node {
-        serde_json::from_value(json!({"metadata": {"name": name, "labels": {
-            "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
-        .unwrap()
-    }
 
     /// Ready pods of `web-rs` spread by zone; zone c's are the newest.
     fn pod(name: &str, node: &str, created: i64, annotations: Value) -> Pod {

@@ -177,37 +177,9 @@ fn check<'a>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{node, now, web};
     use super::*;
     use crate::cluster::ClusterObjects;
-    use crate::model::Node;
-    use serde_json::json;
-
-    fn now() -> Timestamp {
-        "2024-06-01T00:00:00Z".parse().unwrap()
-    }
-
-    fn node(name: &str, zone: &str) -> Node {
-        serde_json::from_value(json!({"metadata": {"name": name, "labels": {
-            "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
-        .unwrap()
-    }
-
-    /// A ready pod of `web-rs` spread by zone (maxSkew 1), created
-    /// `created` seconds after 2024-01-01: the newest goes first.
-    fn web(name: &str, node: &str, created: i64) -> Pod {
-        serde_json::from_value(json!({
-            "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-                "labels": {"app": "web"},
-                "creationTimestamp": Timestamp::from_second(1_704_067_200 + created).unwrap().to_string(),
-                "ownerReferences": [{"kind": "ReplicaSet", "name": "web-rs", "controller": true}]},
-            "spec": {"nodeName": node, "topologySpreadConstraints": [{
-                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
-                "lastTransitionTime": "2020-01-01T00:00:00Z"}]}
-        }))
-        .unwrap()
-    }
 
     /// Zones a/b/c hold 4/3/2 pods, one per node; zone c's are the newest,
     /// so the controller alone deletes them first and empties zone c.

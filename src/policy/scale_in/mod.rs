@@ -445,13 +445,13 @@ fn deletion_costs<'a>(ordered: &[Ranked<'a>], picked: &[usize]) -> (Vec<CostChan
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
     use crate::model::Node;
     use serde_json::json;
 
-    fn now() -> Timestamp {
+    pub(crate) fn now() -> Timestamp {
         "2024-06-01T00:00:00Z".parse().unwrap()
     }
 
@@ -466,7 +466,7 @@ mod tests {
         }
     }
 
-    fn node(name: &str, zone: &str) -> Node {
+    pub(crate) fn node(name: &str, zone: &str) -> Node {
         serde_json::from_value(json!({"metadata": {"name": name, "labels": {
             "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
         .unwrap()
@@ -474,7 +474,7 @@ mod tests {
 
     /// A ready running pod of ReplicaSet `web-rs`, spread by zone with
     /// maxSkew 1; `created` in seconds after 2024-01-01 (newer goes first).
-    fn web(name: &str, node: &str, created: i64) -> Pod {
+    pub(crate) fn web(name: &str, node: &str, created: i64) -> Pod {
         serde_json::from_value(json!({
             "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
                 "labels": {"app": "web"},
