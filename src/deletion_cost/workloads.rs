@@ -329,23 +329,17 @@ pub fn patches(snapshot: &Snapshot, plans: &[WorkloadPlan]) -> Vec<PodPatch> {
 mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
-    use crate::policy::scale_in::tests::{node, now};
+    use crate::policy::scale_in::tests::{node, now, web_json};
     use serde_json::{Value, json};
 
     /// Ready pods of `web-rs` spread by zone; zone c's are the newest.
+    /// A `web-rs` pod (the scale-in tests' builder) with `annotations` and
+    /// its owner's UID.
     fn pod(name: &str, node: &str, created: i64, annotations: Value) -> Pod {
-        serde_json::from_value(json!({
-            "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-                "labels": {"app": "web"}, "annotations": annotations,
-                "creationTimestamp": Timestamp::from_second(1_704_067_200 + created).unwrap().to_string(),
-                "ownerReferences": [{"kind": "ReplicaSet", "name": "web-rs", "uid": "uid-rs", "controller": true}]},
-            "spec": {"nodeName": node, "topologySpreadConstraints": [{
-                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
-                "lastTransitionTime": "2020-01-01T00:00:00Z"}]}
-        }))
-        .unwrap()
+        let mut pod = web_json(name, node, created);
+        pod["metadata"]["annotations"] = annotations;
+        pod["metadata"]["ownerReferences"][0]["uid"] = "uid-rs".into();
+        serde_json::from_value(pod).unwrap()
     }
 
     fn replica_set(annotations: Value, deployment: bool) -> SelectorOwner {

@@ -475,7 +475,12 @@ pub(crate) mod tests {
     /// A ready running pod of ReplicaSet `web-rs`, spread by zone with
     /// maxSkew 1; `created` in seconds after 2024-01-01 (newer goes first).
     pub(crate) fn web(name: &str, node: &str, created: i64) -> Pod {
-        serde_json::from_value(json!({
+        serde_json::from_value(web_json(name, node, created)).unwrap()
+    }
+
+    /// [`web`] as the JSON object, for tests that add to it.
+    pub(crate) fn web_json(name: &str, node: &str, created: i64) -> serde_json::Value {
+        json!({
             "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
                 "labels": {"app": "web"},
                 "creationTimestamp": Timestamp::from_second(1_704_067_200 + created).unwrap().to_string(),
@@ -485,8 +490,7 @@ pub(crate) mod tests {
                 "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]},
             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
                 "lastTransitionTime": "2020-01-01T00:00:00Z"}]}
-        }))
-        .unwrap()
+        })
     }
 
     fn cluster(pods: &[Pod]) -> Snapshot {
