@@ -29,7 +29,7 @@ use crate::server::{ApiError, AppState};
 use super::extender_types::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
-use super::{RecentNodes, in_flight, json_bytes, on_snapshot_sized, prioritize_json, run_sized};
+use super::{RecentNodes, in_flight, json_bytes, prioritize_json, run_sized_async};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -40,25 +40,26 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
-    let incoming = in_flight::settle(&state, &body, in_flight::Verb::Filter).await;
-    let snapshot = state.view.current();
-    let config = state.config.clone();
-    let recent = state.recent_nodes.clone();
-    run_sized(body.len(), move || {
+    run_sized_async(body.len(), async move {
+        let args = ExtenderArgs::from_slice(&body, &state.recent_nodes);
+        let incoming = settle(&state, &args, in_flight::Verb::Filter).await;
+        let snapshot = state.view.current();
         let (in_flight, mut feasible) = match (&incoming, &snapshot) {
             (Some(incoming), Some(s)) if incoming.wants_candidates() => {
                 (incoming.placements(s), Some(Vec::new()))
             }
             _ => (Vec::new(), None),
         };
-        let answer = filter_with_in_flight(
-            snapshot.as_deref(),
-            &config.scheduling,
-            &body,
-            &recent,
-            &in_flight,
-            feasible.as_mut(),
-        );
+        let answer = match args {
+            Ok(args) => filter_args(
+                snapshot.as_deref(),
+                &state.config.scheduling,
+                args,
+                &in_flight,
+                feasible.as_mut(),
+            ),
+            Err(e) => ExtenderFilterResult::error(undecodable(&e)),
+        };
         if let (Some(incoming), Some(s)) = (incoming, &snapshot)
             && answer.has_feasible_node()
         {
@@ -79,31 +80,53 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
 }
 
 async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
-    let incoming = in_flight::settle(&state, &body, in_flight::Verb::Prioritize).await;
-    let recent = state.recent_nodes.clone();
-    on_snapshot_sized(&state, body.len(), move |snapshot, config| {
-        let list = prioritize_body(snapshot, &config.scheduling, &body, &recent)?;
-        if let Some(incoming) = incoming
-            && !list.is_empty()
-        {
-            // kube-scheduler picks one of the nodes it asks to score: they
-            // passed every filter, so they narrow where the pod may go.
-            let mut scored = Vec::new();
-            if incoming.wants_candidates() {
-                let nodes = list.iter().filter_map(|h| snapshot.node(&h.host));
-                scored.extend(nodes.map(|i| Arc::clone(&i.node)));
+    run_sized_async(body.len(), async move {
+        let args = ExtenderArgs::from_slice(&body, &state.recent_nodes);
+        let incoming = settle(&state, &args, in_flight::Verb::Prioritize).await;
+        let answer = state.snapshot().and_then(|snapshot| {
+            let args = args.map_err(|e| ApiError::bad_request(undecodable(&e)))?;
+            let list = prioritize_args(&snapshot, &state.config.scheduling, args)?;
+            if let Some(incoming) = incoming
+                && !list.is_empty()
+            {
+                // kube-scheduler picks one of the nodes it asks to score:
+                // they passed every filter, so they narrow where the pod
+                // may go.
+                let mut scored = Vec::new();
+                if incoming.wants_candidates() {
+                    let nodes = list.iter().filter_map(|h| snapshot.node(&h.host));
+                    scored.extend(nodes.map(|i| Arc::clone(&i.node)));
+                }
+                incoming.record(&snapshot, scored);
             }
-            incoming.record(snapshot, scored);
-        }
-        match prioritize_json::host_priorities_json(&list) {
-            Ok(json) => Ok(json_bytes(json)),
-            Err(e) => Err(ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot encode the answer: {e}"),
-            )),
+            prioritize_json::host_priorities_json(&list).map_err(|e| {
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("cannot encode the answer: {e}"),
+                )
+            })
+        });
+        match answer {
+            Ok(json) => json_bytes(json),
+            Err(e) => e.into_response(),
         }
     })
     .await
+}
+
+/// The ledger's look at the request's pod, the one just decoded; nothing
+/// when the body has no decodable pod (the decision reports why).
+async fn settle(
+    state: &AppState,
+    args: &Result<ExtenderArgs<'_>, serde_json::Error>,
+    verb: in_flight::Verb,
+) -> Option<in_flight::Incoming> {
+    let pod = args.as_ref().ok()?.pod.as_ref()?;
+    in_flight::settle(state, pod, verb).await
+}
+
+fn undecodable(e: &serde_json::Error) -> String {
+    format!("cannot decode ExtenderArgs: {e}")
 }
 
 /// Upper bound on the answer buffer reserved up front.
@@ -116,29 +139,25 @@ pub fn filter<'a>(
     body: &'a [u8],
     recent: &RecentNodes,
 ) -> ExtenderFilterResult<'a> {
-    filter_with_in_flight(snapshot, settings, body, recent, &[], None)
+    match ExtenderArgs::from_slice(body, recent) {
+        Ok(args) => filter_args(snapshot, settings, args, &[], None),
+        Err(e) => ExtenderFilterResult::error(undecodable(&e)),
+    }
 }
 
-/// [`filter`] next to kube-scheduler's in-tree plugins: a node is kept
-/// when some placement of the pods `in_flight` admits it
-/// (`PodFilters::admit_in_flight`). With `feasible_out`, the view's node of
-/// every feasible candidate is put there (where the pod may now go).
-pub fn filter_with_in_flight<'a>(
+/// The filter answer for decoded `args`, next to kube-scheduler's in-tree
+/// plugins: a node is kept when some placement of the pods `in_flight`
+/// admits it (`PodFilters::admit_in_flight`). With `feasible_out`, the
+/// view's node of every feasible candidate is put there (where the pod may
+/// now go).
+pub fn filter_args<'a>(
     snapshot: Option<&Snapshot>,
     settings: &SchedulingSettings,
-    body: &'a [u8],
-    recent: &RecentNodes,
+    args: ExtenderArgs<'a>,
     in_flight: &[InFlightPod],
     feasible_out: Option<&mut Vec<Arc<Node>>>,
 ) -> ExtenderFilterResult<'a> {
-    let error = |message: String| ExtenderFilterResult {
-        error: message,
-        ..Default::default()
-    };
-    let args = match ExtenderArgs::from_slice(body, recent) {
-        Ok(a) => a,
-        Err(e) => return error(format!("cannot decode ExtenderArgs: {e}")),
-    };
+    let error = ExtenderFilterResult::error;
     let Some(pod) = &args.pod else {
         return error("ExtenderArgs has no Pod".into());
     };
@@ -252,7 +271,16 @@ pub fn prioritize_body(
     recent: &RecentNodes,
 ) -> Result<Vec<HostPriority>, ApiError> {
     let args = ExtenderArgs::from_slice(body, recent)
-        .map_err(|e| ApiError::bad_request(format!("cannot decode ExtenderArgs: {e}")))?;
+        .map_err(|e| ApiError::bad_request(undecodable(&e)))?;
+    prioritize_args(snapshot, settings, args)
+}
+
+/// [`prioritize_body`] for decoded `args`.
+pub fn prioritize_args(
+    snapshot: &Snapshot,
+    settings: &SchedulingSettings,
+    args: ExtenderArgs<'_>,
+) -> Result<Vec<HostPriority>, ApiError> {
     let pod = args
         .pod
         .as_ref()
@@ -610,14 +638,8 @@ mod tests {
             let bytes = serde_json::to_vec(&body).unwrap();
             let mut out = Vec::new();
             let settings = SchedulingSettings::default();
-            let answer = filter_with_in_flight(
-                Some(&s),
-                &settings,
-                &bytes,
-                &RecentNodes::default(),
-                &[],
-                Some(&mut out),
-            );
+            let args = ExtenderArgs::from_slice(&bytes, &RecentNodes::default()).unwrap();
+            let answer = filter_args(Some(&s), &settings, args, &[], Some(&mut out));
             assert!(answer.has_feasible_node(), "{body}");
             assert_eq!(names(&out), ["n3"], "{body}");
         }
@@ -683,6 +705,78 @@ mod tests {
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(state.recent_nodes.kept(), 3);
         assert_eq!(other.recent_nodes.kept(), 0);
+    }
+
+    /// Bodies past `INLINE_BODY_MAX` (decided in place) and past
+    /// `IN_PLACE_BODY_MAX` (on the blocking pool) are decoded there and
+    /// drive the ledger's wait there: the same answers as a small body,
+    /// and the pod the handler decoded is the one recorded, in both roles.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn large_bodies_are_decided_off_the_worker_with_the_ledger_on() {
+        use crate::cluster::{ClusterView, InFlight};
+        use crate::config::{Config, Role};
+        use std::time::Duration;
+        use tower::ServiceExt;
+
+        async fn post(state: &AppState, verb: &str, body: &Value) -> (StatusCode, Bytes) {
+            let response = routes()
+                .with_state(state.clone())
+                .oneshot(
+                    axum::http::Request::post(format!("/scheduler/{verb}"))
+                        .body(axum::body::Body::from(body.to_string()))
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            let status = response.status();
+            let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            (status, bytes)
+        }
+        let web = |name: &str| {
+            let mut pod = web_pod();
+            pod["metadata"]["name"] = json!(name);
+            pod
+        };
+        for role in [Role::NextToInTreePlugins, Role::Enforcer] {
+            let mut answers = Vec::new();
+            for pad in [
+                0,
+                super::super::INLINE_BODY_MAX,
+                super::super::IN_PLACE_BODY_MAX,
+            ] {
+                let view = Arc::new(ClusterView::new());
+                view.publish(snapshot());
+                let mut config = Config::default();
+                config.scheduling.role = role;
+                let state = AppState::new(view, config).with_in_flight(InFlight::new(
+                    Duration::from_millis(20),
+                    Duration::from_secs(60),
+                ));
+                let first = json!({"Pod": web("w-first"), "NodeNames": ["n1", "n2", "n3"]});
+                assert_eq!(post(&state, "filter", &first).await.0, StatusCode::OK);
+                // Padding the reader skips puts the body in the size class.
+                let body = json!({"Pod": web("w-next"), "NodeNames": ["n1", "n2", "n3"],
+                                  "pad": "x".repeat(pad)});
+                let filtered = post(&state, "filter", &body).await;
+                let scored = post(&state, "prioritize", &body).await;
+                // The enforcer waited for w-first (a related pod), gave up
+                // and dropped it; next to the in-tree plugins both count.
+                let timeouts = state.metrics.in_flight_wait_timeouts.get();
+                let in_flight = state.in_flight.len(state.view.current().as_deref());
+                let want = match role {
+                    Role::Enforcer => (1, 1),
+                    Role::NextToInTreePlugins => (0, 2),
+                };
+                assert_eq!((timeouts, in_flight), want, "{role:?}, pad {pad}");
+                answers.push((filtered, scored));
+            }
+            assert!(answers.iter().all(|a| *a == answers[0]), "{role:?}");
+            let (filtered, scored) = &answers[0];
+            assert_eq!(filtered.0, StatusCode::OK);
+            assert_eq!(scored.0, StatusCode::OK);
+        }
     }
 }
 

@@ -21,7 +21,7 @@ use serde::de::IgnoredAny;
 
 use super::extender_types::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
 use super::{RecentNodes, json_extent};
-use crate::model::Node;
+use crate::model::{Node, Pod};
 
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
 /// (the caller reads it again with serde_json to say why).
@@ -30,7 +30,8 @@ pub fn read<'a>(body: &'a [u8], recent: &RecentNodes) -> Option<ExtenderArgs<'a>
     let mut args = ExtenderArgs::default();
     scan.object(|key, scan| {
         if key.eq_ignore_ascii_case("pod") {
-            args.pod = serde_json::from_slice(scan.value()?).ok()?;
+            let pod: Option<Pod> = serde_json::from_slice(scan.value()?).ok()?;
+            args.pod = pod.map(Arc::new);
         } else if key.eq_ignore_ascii_case("nodes") {
             args.nodes = node_list(scan, recent)?;
         } else if key.eq_ignore_ascii_case("nodenames") {

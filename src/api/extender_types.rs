@@ -25,10 +25,11 @@ use crate::model::{Node, Pod};
 use crate::policy::{Code, Failure, Reason, Verdict};
 
 /// `ExtenderArgs`: the pod and its candidates, either as full Nodes or as
-/// names (`nodeCacheCapable: true`).
+/// names (`nodeCacheCapable: true`). The pod is shared so the in-flight
+/// ledger keeps the one the handler decoded.
 #[derive(Debug, Default)]
 pub struct ExtenderArgs<'a> {
-    pub pod: Option<Pod>,
+    pub pod: Option<Arc<Pod>>,
     pub nodes: Option<NodeList<'a>>,
     pub node_names: Option<Vec<NodeName<'a>>>,
     /// Every name in `node_names` is its own JSON string (no `"`, `\` or
@@ -101,7 +102,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for ExtenderArgs<'a> {
                     if key.eq_ignore_ascii_case("pod") {
                         args.pod = map
                             .next_value::<Option<Pod>>()
-                            .map_err(|e| de::Error::custom(format!("Pod: {e}")))?;
+                            .map_err(|e| de::Error::custom(format!("Pod: {e}")))?
+                            .map(Arc::new);
                     } else if key.eq_ignore_ascii_case("nodes") {
                         args.nodes = map.next_value()?;
                     } else if key.eq_ignore_ascii_case("nodenames") {
@@ -278,6 +280,14 @@ pub struct ExtenderFilterResult<'a> {
 }
 
 impl<'a> ExtenderFilterResult<'a> {
+    /// An extender-level failure: no candidate judged, `Error` set.
+    pub fn error(message: String) -> Self {
+        Self {
+            error: message,
+            ..Default::default()
+        }
+    }
+
     /// At least one candidate passed (by name or as a Node).
     pub fn has_feasible_node(&self) -> bool {
         self.node_names.as_ref().is_some_and(|n| !n.is_empty())

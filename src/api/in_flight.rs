@@ -17,8 +17,6 @@ use crate::model::{Node, Pod};
 use crate::policy::pod_relation::PodRelation;
 use crate::server::AppState;
 
-use super::any_case::AnyCase;
-
 /// The pod of a request, to record once it was answered.
 pub struct Incoming {
     ledger: Arc<InFlight>,
@@ -60,34 +58,33 @@ pub enum Verb {
 
 /// As the enforcer, wait until no in-flight pod the request's pod could
 /// count is left (at most `live.inFlightWaitMillis`); next to the in-tree
-/// plugins, never. `None` when the ledger is off or the body has no
-/// decodable pod (the decision then reports the error). A `filter` starts
-/// a new attempt for its pod: its earlier one, if still in flight, did not
-/// bind and stops holding others up.
-pub async fn settle(state: &AppState, body: &[u8], verb: Verb) -> Option<Incoming> {
+/// plugins, never. `pod` is the one the handler decoded from the request
+/// (the body is read once). `None` when the ledger is off. A `filter`
+/// starts a new attempt for its pod: its earlier one, if still in flight,
+/// did not bind and stops holding others up.
+pub async fn settle(state: &AppState, pod: &Arc<Pod>, verb: Verb) -> Option<Incoming> {
     let ledger = &state.in_flight;
     if !ledger.is_enabled() {
         return None;
     }
-    let pod: Arc<Pod> = Arc::new(AnyCase::parse(body).ok()?.get("Pod").ok()??);
     if verb == Verb::Filter {
-        ledger.new_attempt(&pod);
+        ledger.new_attempt(pod);
     }
     let role = state.config.scheduling.role;
     if role == Role::Enforcer
         && !ledger.is_empty()
         && let Some(snapshot) = state.view.current()
-        && let Ok(relation) = PodRelation::prepare(&snapshot, &pod, &state.config.scheduling)
+        && let Ok(relation) = PodRelation::prepare(&snapshot, pod, &state.config.scheduling)
     {
         drop(snapshot);
         let settled = ledger
-            .settle(&state.view, &pod, &|other| relation.counts(other))
+            .settle(&state.view, pod, &|other| relation.counts(other))
             .await;
-        report(state, &pod, settled);
+        report(state, pod, settled);
     }
     Some(Incoming {
         ledger: Arc::clone(ledger),
-        pod,
+        pod: Arc::clone(pod),
         role,
     })
 }

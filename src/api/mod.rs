@@ -98,6 +98,21 @@ async fn run_sized(body_len: usize, work: impl FnOnce() -> Response + Send + 'st
     run_blocking(work).await
 }
 
+/// [`run_sized`] for work that may await (the in-flight ledger's wait):
+/// awaited here when the body is small; otherwise driven to its end on the
+/// thread [`run_sized`] picks (`block_on` may be used there), so a large
+/// body is decoded and decided off the async workers as before.
+async fn run_sized_async(
+    body_len: usize,
+    work: impl Future<Output = Response> + Send + 'static,
+) -> Response {
+    if body_len <= INLINE_BODY_MAX {
+        return work.await;
+    }
+    let runtime = tokio::runtime::Handle::current();
+    run_sized(body_len, move || runtime.block_on(work)).await
+}
+
 /// `work` of a millisecond or more (a preempt over thousands of nodes) on
 /// this thread, after tokio has handed this worker's other tasks to another
 /// thread (`block_in_place`): admission reviews and probes are not held
