@@ -16,25 +16,55 @@
 # file) and compact (as kube-apiserver sends it). The request bodies are
 # those of issue 14 (scripts/filter_body.py).
 #
+# The rows above serve the cluster from the state file (--cluster-state),
+# where the in-flight ledger is off. The `live-` rows send the same bodies
+# to a second server in live mode, the way it is deployed: it watches
+# examples/fake_apiserver.rs (the tests' fake API server, loaded with the
+# same state file), so the ledger is on (role nextToInTreePlugins, the
+# default). Each filter there also starts a new attempt for its pod, looks
+# up the other pods in flight and records its pod with the feasible nodes;
+# each prioritize records it again. The ledger is keyed by namespace and
+# name, and every request is the same pod name with a new uid, so it holds
+# that one pod: the others in flight are none, as for a kube-scheduler
+# whose bindings show up in the watch before the next pod (nothing binds
+# here; distinct names, never bound, would pile up until they time out,
+# which no real scheduler does). So the rows measure the deployed path's
+# decode and ledger bookkeeping, not admitting other pods' placements.
+#
 # Environment: BIN (default: build target/release/kube-arbiter), PORT
-# (18444), ROWS (space-separated subset of the rows below).
-# Builds the synth_cluster example, writes the cluster to
-# target/synth-NODES-PODS.json once (about 250 MB at full size). Needs wrk
-# (Debian package `wrk`), curl and python3.
+# (18444; the live server listens on PORT+1), ROWS (space-separated subset
+# of the rows below), EXAMPLES=debug to build the examples (synth_cluster,
+# fake_apiserver) without --release, for a quick check on a small cluster.
+# Writes the cluster to target/synth-NODES-PODS.json once (about 250 MB at
+# full size). Needs wrk (Debian package `wrk`), curl and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 duration=${1:-10}; nodes=${2:-5000}; pods=${3:-150000}
 port=${PORT:-18444}
+live_port=$((port + 1))
 command -v wrk >/dev/null || { echo "wrk is not installed: apt-get install -y wrk" >&2; exit 2; }
 if [ -z "${BIN:-}" ]; then
     cargo build --release --quiet --bin kube-arbiter
     BIN=target/release/kube-arbiter
 fi
+if [ "${EXAMPLES:-release}" = debug ]; then
+    examples=(cargo build --quiet --example); examples_dir=target/debug/examples
+else
+    examples=(cargo build --release --quiet --example); examples_dir=target/release/examples
+fi
+# wanted ROW...: whether ROWS (default: all) selects any of them.
+wanted() {
+    local row
+    for row in "$@"; do
+        case " ${ROWS:-$row} " in *" $row "*) return 0 ;; esac
+    done
+    return 1
+}
 state=target/synth-$nodes-$pods.json
 if [ ! -s "$state" ]; then
-    cargo build --release --quiet --example synth_cluster
-    target/release/examples/synth_cluster "$nodes" "$pods" > "$state"
+    "${examples[@]}" synth_cluster
+    "$examples_dir/synth_cluster" "$nodes" "$pods" > "$state"
 fi
 [ -s "target/load-$nodes-$pods/load-preempt-body.json" ] || {
     mkdir -p "target/load-$nodes-$pods"
@@ -43,28 +73,51 @@ fi
 bodies=target/load-$nodes-$pods
 
 log=$(mktemp); out=$(mktemp -d)
-# wrk cannot present a client certificate, so the verbs are served to any
-# loopback caller here; the certificate-name check it skips is one string
-# comparison per request, after the handshake (keep-alive: one handshake).
-RUST_LOG=${RUST_LOG:-warn} "$BIN" serve --listen "127.0.0.1:${port}" \
-    --insecure-unauthenticated-extender --cluster-state "$state" 2>"$log" &
-server=$!
+pids=()
 stop() {
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     rm -rf "$log" "$out"
 }
 trap stop EXIT
-until curl -skf "https://127.0.0.1:${port}/readyz" >/dev/null; do
-    kill -0 "$server" 2>/dev/null || { echo "server exited:" >&2; cat "$log" >&2; exit 1; }
-    sleep 0.1
-done
-base="https://127.0.0.1:${port}"
+# serve PORT LOG SOURCE...: start the server, wait until it is ready.
+# wrk cannot present a client certificate, so the verbs are served to any
+# loopback caller here; the certificate-name check it skips is one string
+# comparison per request, after the handshake (keep-alive: one handshake).
+serve() {
+    local at=$1 serve_log=$2; shift 2
+    RUST_LOG=${RUST_LOG:-warn} "$BIN" serve --listen "127.0.0.1:${at}" \
+        --insecure-unauthenticated-extender "$@" 2>"$serve_log" &
+    local pid=$!
+    pids+=("$pid")
+    until curl -skf "https://127.0.0.1:${at}/readyz" >/dev/null; do
+        kill -0 "$pid" 2>/dev/null || { echo "server exited:" >&2; cat "$serve_log" >&2; exit 1; }
+        sleep 0.1
+    done
+}
+serve "$port" "$log" --cluster-state "$state"
+file_base="https://127.0.0.1:${port}"
+base=$file_base
+
+live_rows=(live-filter-500 live-prioritize-500)
+if wanted "${live_rows[@]}"; then
+    "${examples[@]}" fake_apiserver
+    "$examples_dir/fake_apiserver" "$state" "$out/kubeconfig" >"$out/api.out" 2>"$out/api.log" &
+    api=$!
+    pids+=("$api")
+    until grep -q '^ready$' "$out/api.out"; do
+        kill -0 "$api" 2>/dev/null || { echo "fake API server exited:" >&2; cat "$out/api.log" >&2; exit 1; }
+        sleep 0.2
+    done
+    serve "$live_port" "$out/live.log" --kubeconfig "$out/kubeconfig"
+fi
+live_base="https://127.0.0.1:${live_port}"
 
 # Sanity: each verb answers what the body is about.
 check() {
-    local verb=$1 body=$2
-    curl -sk "$base/scheduler/$verb" -H 'Content-Type: application/json' \
+    local verb=$1 body=$2 at=${3:-$file_base}
+    curl -sk "$at/scheduler/$verb" -H 'Content-Type: application/json' \
         --data-binary "@$body" -o "$out/answer.json"
     python3 - "$verb" "$out/answer.json" <<'PY'
 import json, sys
@@ -90,6 +143,11 @@ check prioritize "$bodies/load-prioritize-500-body.json"
 check filter "$bodies/load-filter-all-body.json"
 check preempt "$bodies/load-preempt-body.json"
 check filter "$bodies/load-filter-nodes-body.json"
+if wanted "${live_rows[@]}"; then
+    echo "live mode:"
+    check filter "$bodies/load-filter-500-body.json" "$live_base"
+    check prioritize "$bodies/load-prioritize-500-body.json" "$live_base"
+fi
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # run NAME CONNECTIONS PATH [BODY [PAIR]]: one wrk run, output in $out/NAME.
@@ -121,6 +179,14 @@ run admission-8 8 /admission/priority examples/requests/admit-create-default-cla
 python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",", ":")), end="")' \
     examples/requests/admit-create-default-class.json > "$out/admit-compact.json"
 run admission-8-compact 8 /admission/priority "$out/admit-compact.json"
+base=$live_base
+run live-filter-500 1 /scheduler/filter "$t/load-filter-500-body.json.tmpl"
+run live-prioritize-500 1 /scheduler/prioritize "$t/load-prioritize-500-body.json.tmpl"
+if wanted "${live_rows[@]}"; then
+    # The fake API server lets its metrics-reader token read /metrics.
+    echo "live ledger after its rows: $(curl -sk -H 'Authorization: Bearer metrics-reader-token' \
+        "$live_base/metrics" | grep -E '^kube_arbiter_in_flight_pods ' || echo 'gauge not found')"
+fi
 
 python3 - "$out" <<'PY'
 import os, re, sys
@@ -139,13 +205,14 @@ def parse(name):
 
 rows = {name: parse(name) for name in ["healthz", "filter-500", "prioritize-500",
         "filter+prioritize", "filter-all", "preempt", "filter-nodes", "healthz-8", "admission-8",
-        "admission-8-compact"]}
+        "admission-8-compact", "live-filter-500", "live-prioritize-500"]}
 floor = rows["healthz"]
 print("\n| request | p50 | × healthz p50 |")
 print("|---|---|---|")
 if floor:
     print(f"| healthz | {floor[0]:.3f} ms | 1 |")
-for name in ["filter-500", "prioritize-500", "filter-all", "preempt", "filter-nodes"]:
+for name in ["filter-500", "live-filter-500", "prioritize-500", "live-prioritize-500",
+             "filter-all", "preempt", "filter-nodes"]:
     r = rows[name]
     if r and floor:
         print(f"| {name} | {r[0]:.3f} ms | {r[0] / floor[0]:.1f}× |")
