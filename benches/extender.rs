@@ -15,11 +15,11 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use kube_arbiter::api::RecentNodes;
 use kube_arbiter::api::extender::filter;
 use kube_arbiter::cluster::{ClusterObjects, PodChange, Snapshot};
 use kube_arbiter::config::{Config, SchedulingSettings};
 use kube_arbiter::explain::explain;
+use kube_arbiter::model::RecentNodes;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::domains::NodeAt;
 use kube_arbiter::policy::filter::PodFilters;

@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fake_apiserver::FakeApiServer;
-use kube_arbiter::api::RecentNodes;
 use kube_arbiter::api::extender::filter;
 use kube_arbiter::cluster::{ClusterView, Snapshot, live};
 use kube_arbiter::config::{LiveSettings, SchedulingSettings};
+use kube_arbiter::model::RecentNodes;
 use serde_json::json;
 
 const NODES: usize = 5_000;

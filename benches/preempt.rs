@@ -16,6 +16,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use kube_arbiter::api;
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::cluster::{ClusterObjects, ClusterView, Snapshot};
 use kube_arbiter::config::Config;
@@ -142,7 +143,7 @@ async fn serve_https(snapshot: Snapshot) -> (String, reqwest::Client) {
             .unwrap();
     let view = Arc::new(ClusterView::new());
     view.publish(snapshot);
-    let app = router(AppState::new(view, Config::default()));
+    let app = router(AppState::new(view, Config::default()), api::routes(true));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     // Tokio needs a non-blocking socket: a blocking accept would stall the
     // worker the connection tasks are queued on (the bench hung in warm-up).

@@ -21,9 +21,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 mod profile_input;
 use std::process::ExitCode;
 
-use kube_arbiter::api::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::config::SchedulingSettings;
+use kube_arbiter::model::RecentNodes;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

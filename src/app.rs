@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tracing_subscriber::EnvFilter;
 
+use crate::api;
 use crate::certs::{self, CertsRequest};
 use crate::cli::{CertsArgs, Cli, Command, ExplainArgs, LogFormat, ServeArgs};
 use crate::cluster::file::{self, FileSource};
@@ -141,8 +142,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
             .with_binder(source.binder())
             .with_in_flight(in_flight)
             .with_access(access)
-            .with_scheduler_names(args.scheduler_names.clone())
-            .with_bind_verb(!args.disable_bind_verb);
+            .with_scheduler_names(args.scheduler_names.clone());
         let (state, _deletion_costs) = source.keep_deletion_costs(state);
         let options = ServeOptions {
             listen: args.listen,
@@ -155,7 +155,8 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
                 client_ca: args.client_ca,
             },
         };
-        server::serve(state, options, shutdown)
+        let routes = api::routes(!args.disable_bind_verb);
+        server::serve(state, routes, options, shutdown)
             .await
             .map_err(|e| match e {
                 ServeError::Tls(_) => RunError::Config(e.to_string()),

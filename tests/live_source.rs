@@ -262,7 +262,9 @@ async fn a_kind_out_of_step_too_long_makes_the_view_stale() {
 }
 
 async fn bind(state: &AppState, body: Value) -> Value {
-    let app = kube_arbiter::api::scheduler_routes().with_state(state.clone());
+    let app = kube_arbiter::api::routes(true)
+        .scheduler
+        .with_state(state.clone());
     let response = app
         .oneshot(
             Request::post("/scheduler/bind")

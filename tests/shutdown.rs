@@ -11,7 +11,7 @@ use futures::StreamExt;
 use kube_arbiter::cluster::{ClusterView, Snapshot};
 use kube_arbiter::config::Config;
 use kube_arbiter::server::tls::{CertKeyFiles, TlsSettings};
-use kube_arbiter::server::{AppState, ServeOptions, Server, router};
+use kube_arbiter::server::{AppState, Routes, ServeOptions, Server, router};
 use tokio::sync::{mpsc, oneshot};
 
 #[tokio::test]
@@ -181,7 +181,7 @@ async fn shutdown_lets_an_upload_in_flight_finish() {
     let server = Server::bind(&options, &state).unwrap();
     let addr = server.local_addr().unwrap();
     let (started_tx, mut started) = mpsc::channel(1);
-    let app = router(state.clone()).route(
+    let app = router(state.clone(), Routes::default()).route(
         "/upload",
         post(move |body: Body| upload(started_tx.clone(), body)),
     );

@@ -4,7 +4,7 @@
 #![no_main]
 
 use jiff::Timestamp;
-use kube_arbiter::api::RecentNodes;
+use kube_arbiter::model::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::config::Config;

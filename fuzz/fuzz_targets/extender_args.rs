@@ -2,7 +2,7 @@
 //! prioritize handlers' own functions on the demo cluster.
 #![no_main]
 
-use kube_arbiter::api::RecentNodes;
+use kube_arbiter::model::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter_fuzz::{DEFAULTS, DEMO, assert_json};
 use libfuzzer_sys::fuzz_target;

@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use arbitrary::Arbitrary;
 use jiff::Timestamp;
-use kube_arbiter::api::RecentNodes;
+use kube_arbiter::model::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::cluster::Snapshot;

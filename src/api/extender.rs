@@ -18,7 +18,7 @@ use axum::routing::post;
 
 use crate::cluster::{InFlightPod, Snapshot};
 use crate::config::SchedulingSettings;
-use crate::model::{Node, Pod};
+use crate::model::{Node, Pod, RecentNodes};
 use crate::parallel::map_parts;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
@@ -29,7 +29,7 @@ use crate::server::{ApiError, AppState};
 use super::extender_types::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
-use super::{RecentNodes, in_flight, json_bytes, prioritize_json, run_sized_async};
+use super::{in_flight, json_bytes, prioritize_json, run_sized_async};
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 

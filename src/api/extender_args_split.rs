@@ -20,8 +20,8 @@ use std::sync::Arc;
 use serde::de::IgnoredAny;
 
 use super::extender_types::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
-use super::{RecentNodes, json_extent};
-use crate::model::{Node, Pod};
+use super::json_extent;
+use crate::model::{Node, Pod, RecentNodes};
 
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
 /// (the caller reads it again with serde_json to say why).

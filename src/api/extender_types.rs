@@ -19,9 +19,8 @@ use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::RecentNodes;
 use crate::model::shared::unpooled;
-use crate::model::{Node, Pod};
+use crate::model::{Node, Pod, RecentNodes};
 use crate::policy::{Code, Failure, Reason, Verdict};
 
 /// `ExtenderArgs`: the pod and its candidates, either as full Nodes or as

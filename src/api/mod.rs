@@ -1,6 +1,6 @@
 //! The wire edges: each group decodes its requests, calls policy with the
-//! current snapshot and encodes the answer. The server mounts each group
-//! under its own body limit (see `server::router`).
+//! current snapshot and encodes the answer. [`routes`] hands the groups to
+//! the server, which mounts each behind its guard and body limit.
 
 pub mod admission;
 pub mod admission_types;
@@ -17,12 +17,9 @@ mod json_string;
 pub mod preempt;
 pub mod preempt_named;
 mod prioritize_json;
-mod recent_nodes;
 pub mod scale_in;
 mod scale_in_plan;
 mod valid_json;
-
-pub use recent_nodes::RecentNodes;
 
 use axum::Router;
 use axum::http::{StatusCode, header};
@@ -31,29 +28,39 @@ use axum::routing::post;
 
 use crate::cluster::Snapshot;
 use crate::config::Config;
-use crate::server::{ApiError, AppState};
+use crate::server::{ApiError, AppState, Routes};
 
-/// `/scheduler/*`: kube-scheduler's extender calls (large bodies allowed).
-pub fn scheduler_routes() -> Router<AppState> {
-    decision_routes().merge(bind_routes())
+/// Every route group, for `server::router`: `/scheduler/bind` only when
+/// `bind_verb` (it is left out with `--disable-bind-verb`).
+pub fn routes(bind_verb: bool) -> Routes {
+    let scheduler = if bind_verb {
+        decision_routes().merge(bind_routes())
+    } else {
+        decision_routes()
+    };
+    Routes {
+        scheduler,
+        admission: admission_routes(),
+        people: other_routes(),
+    }
 }
 
 /// filter, prioritize, preempt: answers only, no write.
-pub fn decision_routes() -> Router<AppState> {
+fn decision_routes() -> Router<AppState> {
     Router::new()
         .merge(extender::routes())
         .merge(preempt::routes())
 }
 
 /// `/scheduler/bind`: the one verb that writes (a Binding through the API
-/// server); left out with `--disable-bind-verb`.
-pub fn bind_routes() -> Router<AppState> {
+/// server).
+fn bind_routes() -> Router<AppState> {
     Router::new().route("/scheduler/bind", post(bind::bind))
 }
 
 /// `/admission/*`: kube-apiserver's webhook calls: the priority admission
 /// webhooks (mutating for pods, validating for PriorityClasses).
-pub fn admission_routes() -> Router<AppState> {
+fn admission_routes() -> Router<AppState> {
     Router::new()
         .route("/admission/priority", post(admission::priority))
         .route("/admission/priorityclass", post(admission::priority_class))
@@ -61,7 +68,7 @@ pub fn admission_routes() -> Router<AppState> {
 
 /// Everything else people and controllers call (e.g. `/scale-in`,
 /// `/debug/explain`).
-pub fn other_routes() -> Router<AppState> {
+fn other_routes() -> Router<AppState> {
     Router::new()
         .merge(scale_in::routes())
         .merge(scale_in_plan::routes())

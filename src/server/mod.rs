@@ -1,4 +1,7 @@
-//! The HTTPS edge: router, TLS, limits, metrics, shutdown.
+//! The HTTPS edge: router, TLS, limits, guards, metrics, shutdown, and
+//! what every handler gets (`AppState`) and answers errors with
+//! (`ApiError`). It mounts the route groups it is given and never names
+//! the handlers (`api` uses it, not the other way).
 
 pub mod access;
 pub mod declared_length;
@@ -17,6 +20,6 @@ pub mod tls;
 mod tls_reload;
 
 pub use error::{ApiError, ApiJson};
-pub use router::router;
+pub use router::{Routes, router};
 pub use serve::{ServeError, ServeOptions, Server, serve, termination_signal};
 pub use state::AppState;

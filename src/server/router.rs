@@ -1,5 +1,6 @@
-//! The one router: probes, the API groups each under its own body limit,
-//! and the middleware every request passes through.
+//! The one router: probes, the API groups it is given (`app` gets them
+//! from the handlers), each behind its guard and under its own body
+//! limit, and the middleware every request passes through.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,26 +19,32 @@ use super::middleware::{
     errors_as_json, log_failure, panic_response, record_request, request_span, time_limit,
 };
 use super::{ApiError, AppState, access, people, probes};
-use crate::api;
 
-pub fn router(state: AppState) -> Router {
-    let scheduler = if state.bind_verb {
-        api::scheduler_routes()
-    } else {
-        api::decision_routes()
-    };
+/// The API groups a server mounts, by who may call them
+/// (docs/security.md).
+#[derive(Default)]
+pub struct Routes {
+    /// `/scheduler/*`: kube-scheduler's extender verbs.
+    pub scheduler: Router<AppState>,
+    /// `/admission/*`: kube-apiserver's webhooks.
+    pub admission: Router<AppState>,
+    /// What people and tools call (`/scale-in`, `/debug/*`); the server
+    /// adds `/metrics`.
+    pub people: Router<AppState>,
+}
+
+pub fn router(state: AppState, routes: Routes) -> Router {
     let metrics = probes::metrics_route()
         .route_layer(from_fn_with_state(state.clone(), people::metrics_reader));
     assemble(
         state,
-        scheduler,
-        api::admission_routes(),
-        api::other_routes().merge(metrics),
+        routes.scheduler,
+        routes.admission,
+        routes.people.merge(metrics),
     )
 }
 
-/// The router around the given API groups (tests pass their own): the
-/// extender verbs, the webhooks, and what people and tools call, each
+/// The router around the given API groups: the extender verbs, the webhooks, and what people and tools call, each
 /// behind its own guard (docs/security.md).
 fn assemble(
     state: AppState,

@@ -10,7 +10,7 @@ use axum::http::{Request, StatusCode, header};
 use axum::routing::{get, post};
 use tower::ServiceExt;
 
-use super::{assemble, router};
+use super::{Routes, assemble, router};
 use crate::cluster::{ClusterView, Snapshot};
 use crate::config::Config;
 use crate::server::access::{AccessRules, Callers};
@@ -294,7 +294,7 @@ async fn metrics_count_requests_by_route_template_and_status() {
 #[tokio::test]
 async fn the_real_router_mounts_the_probes() {
     let (status, _, _) = send(
-        router(state(true)),
+        router(state(true), Routes::default()),
         Request::get("/healthz").body(Body::empty()).unwrap(),
     )
     .await;

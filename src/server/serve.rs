@@ -18,7 +18,7 @@ use super::read_buffer::BufferedAcceptor;
 use super::router::probes_only;
 use super::tls::{self, TlsError, TlsSettings};
 use super::tls_reload::{self, CertReloader};
-use super::{AppState, router};
+use super::{AppState, Routes, router};
 
 /// How often an idle HTTP/2 connection is pinged.
 const H2_KEEPALIVE: Duration = Duration::from_secs(30);
@@ -60,15 +60,19 @@ pub fn termination_signal() -> std::io::Result<impl Future<Output = ()> + Send> 
     })
 }
 
-/// Serve `router(state)` over TLS until `shutdown` resolves; then stop
-/// accepting and give in-flight requests `shutdownGraceSeconds` to finish.
+/// Serve `router(state, routes)` over TLS until `shutdown` resolves; then
+/// stop accepting and give in-flight requests `shutdownGraceSeconds` to
+/// finish.
 pub async fn serve(
     state: AppState,
+    routes: Routes,
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let server = Server::bind(&options, &state)?;
-    server.run(router(state.clone()), state, shutdown).await
+    server
+        .run(router(state.clone(), routes), state, shutdown)
+        .await
 }
 
 /// Sockets bound and TLS loaded, not yet serving: binding is where

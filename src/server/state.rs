@@ -3,11 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::api::RecentNodes;
 use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
 use crate::deletion_cost::Deployments;
 use crate::log_every::LogEvery;
+use crate::model::RecentNodes;
 use crate::server::access::AccessRules;
 use crate::server::error::ApiError;
 use crate::server::metrics::Metrics;
@@ -29,8 +29,6 @@ pub struct AppState {
     pub people: PeopleAuth,
     /// The schedulerNames whose pods `/scheduler/bind` may bind.
     pub scheduler_names: Arc<[String]>,
-    /// Whether `/scheduler/bind` is served at all.
-    pub bind_verb: bool,
     /// The Deployments' annotations (live mode), which decide their
     /// ReplicaSets' scale-in opt-in.
     pub deployments: Option<Deployments>,
@@ -70,7 +68,6 @@ impl AppState {
             access: Arc::default(),
             people: PeopleAuth::default(),
             scheduler_names: Arc::from(["default-scheduler".to_string()]),
-            bind_verb: true,
             deployments: None,
             warnings: Arc::default(),
             recent_nodes: Arc::default(),
@@ -100,12 +97,6 @@ impl AppState {
     /// Bind only pods whose schedulerName is one of `names`.
     pub fn with_scheduler_names(mut self, names: Vec<String>) -> Self {
         self.scheduler_names = names.into();
-        self
-    }
-
-    /// Serve `/scheduler/bind` or not (`--disable-bind-verb`).
-    pub fn with_bind_verb(mut self, served: bool) -> Self {
-        self.bind_verb = served;
         self
     }
 
