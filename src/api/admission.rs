@@ -17,7 +17,6 @@
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -38,40 +37,19 @@ use crate::server::metrics::ResultLabel;
 use crate::server::{ApiError, AppState};
 
 /// `POST /admission/priority`.
-pub async fn priority(
-    State(state): State<AppState>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    match body {
-        Ok(body) => respond(review_pod(&state, &body)),
-        Err(rejection) => body_rejection(rejection).into_response(),
-    }
+pub async fn priority(State(state): State<AppState>, body: Bytes) -> Response {
+    respond(review_pod(&state, &body))
 }
 
 /// `POST /admission/priorityclass`.
-pub async fn priority_class(
-    State(state): State<AppState>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    match body {
-        Ok(body) => respond(review_priority_class(&state, &body)),
-        Err(rejection) => body_rejection(rejection).into_response(),
-    }
+pub async fn priority_class(State(state): State<AppState>, body: Bytes) -> Response {
+    respond(review_priority_class(&state, &body))
 }
 
 fn respond(answer: Result<Vec<u8>, ApiError>) -> Response {
     match answer {
         Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
         Err(e) => e.into_response(),
-    }
-}
-
-fn body_rejection(rejection: BytesRejection) -> ApiError {
-    let status = rejection.status();
-    if status == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(status, "request body is larger than the configured limit")
-    } else {
-        ApiError::new(status, rejection.body_text())
     }
 }
 

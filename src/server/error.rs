@@ -58,8 +58,8 @@ impl IntoResponse for ApiError {
 }
 
 /// `Json<T>` whose rejections are [`ApiError`]s: 400 for unreadable JSON or
-/// wrong field types, 413 for bodies over the limit, 415 for a wrong
-/// content type.
+/// wrong field types, 415 for a wrong content type (a body over the limit
+/// is answered by the route group's limit, `server::router`).
 pub struct ApiJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for ApiJson<T>
@@ -88,9 +88,6 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
         }
         JsonRejection::MissingJsonContentType(_) => {
             "expected a request with header Content-Type: application/json".to_string()
-        }
-        JsonRejection::BytesRejection(_) if status == StatusCode::PAYLOAD_TOO_LARGE => {
-            "request body is larger than the configured limit".to_string()
         }
         other => other.body_text(),
     };

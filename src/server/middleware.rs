@@ -1,16 +1,18 @@
-//! Per-request plumbing around every handler: metrics, time limit, JSON
-//! for every error, panics turned into 500s.
+//! Per-request plumbing around every handler: metrics, the answers of the
+//! time and body limits, JSON for every error, panics turned into 500s.
 
 use std::any::Any;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tower_http::classify::ServerErrorsFailureClass;
+use tower_http::limit::ResponseBody;
 use tracing::Span;
 
 use super::ApiError;
@@ -52,16 +54,37 @@ pub async fn record_request(
     response
 }
 
-/// Answer 503 when the handler (body reading included) takes too long.
-pub async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> Response {
-    match tokio::time::timeout(limit, next.run(req)).await {
-        Ok(response) => response,
-        Err(_) => {
-            let message = format!("request timed out after {}s", limit.as_secs());
-            tracing::error!("{message}");
-            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message).into_response()
-        }
+/// The status tower-http's `TimeoutLayer` is told to answer a request
+/// still running at the time limit (body reading included) with; nothing
+/// else here answers it, so [`timed_out`] knows the cut ones.
+pub const CUT_AT_TIME_LIMIT: StatusCode = StatusCode::REQUEST_TIMEOUT;
+
+/// A request cut at the time `limit` (tower-http's bare
+/// [`CUT_AT_TIME_LIMIT`]) is answered 503 naming the limit, and logged
+/// here, where it is cut.
+pub fn timed_out(response: Response, limit: Duration) -> Response {
+    if response.status() != CUT_AT_TIME_LIMIT {
+        return response;
     }
+    let message = format!("request timed out after {}s", limit.as_secs());
+    tracing::error!("{message}");
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message).into_response()
+}
+
+/// Every 413 out of a route group is its body limit's: tower-http's bare
+/// one for a declared length over `limit` (nothing of the body read), or
+/// the extractor's for a body without one cut as it was read. Both are
+/// answered naming the limit.
+pub fn over_body_limit(
+    response: axum::http::Response<ResponseBody<Body>>,
+    limit: usize,
+) -> Response {
+    if response.status() != StatusCode::PAYLOAD_TOO_LARGE {
+        return response.map(Body::new);
+    }
+    let message =
+        format!("request body is larger than the limit of {limit} bytes for this endpoint");
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, message).into_response()
 }
 
 /// tower-http's default logs every 5xx answer at ERROR. A 503 is the

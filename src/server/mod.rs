@@ -4,7 +4,6 @@
 //! the handlers (`api` uses it, not the other way).
 
 pub mod access;
-pub mod declared_length;
 pub mod delegated_auth;
 pub mod error;
 pub mod metrics;

@@ -10,13 +10,16 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{from_fn, from_fn_with_state};
 use tower::ServiceBuilder;
+use tower::util::MapResponseLayer;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
-use super::declared_length::RefuseDeclaredOversizeLayer;
 use super::middleware::{
-    errors_as_json, log_failure, panic_response, record_request, request_span, time_limit,
+    CUT_AT_TIME_LIMIT, errors_as_json, log_failure, over_body_limit, panic_response,
+    record_request, request_span, timed_out,
 };
 use super::{ApiError, AppState, access, people, probes};
 
@@ -77,7 +80,8 @@ fn assemble(
         .layer(from_fn_with_state(state.metrics.clone(), record_request))
         .layer(from_fn(errors_as_json))
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(from_fn_with_state(timeout, time_limit));
+        .layer(MapResponseLayer::new(move |r| timed_out(r, timeout)))
+        .layer(TimeoutLayer::with_status_code(CUT_AT_TIME_LIMIT, timeout));
     Router::new()
         .merge(probes::routes())
         .merge(scheduler)
@@ -100,12 +104,17 @@ pub fn probes_only(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// axum's own extractor limit (2 MB by default) must be raised to ours, or it
-/// would cut bodies first; the declared-length check answers early.
+/// `limit` on the group's request bodies (tower-http): a declared length
+/// over it is refused before any of the body is read, a body without one
+/// is cut as it is read. axum's own extractor limit (2 MB by default) is
+/// off, or it would cut bodies first.
 fn with_body_limit(routes: Router<AppState>, limit: usize) -> Router<AppState> {
-    routes
-        .layer(DefaultBodyLimit::max(limit))
-        .layer(RefuseDeclaredOversizeLayer::new(limit))
+    routes.layer(
+        ServiceBuilder::new()
+            .layer(MapResponseLayer::new(move |r| over_body_limit(r, limit)))
+            .layer(RequestBodyLimitLayer::new(limit))
+            .layer(DefaultBodyLimit::disable()),
+    )
 }
 
 async fn no_route(method: Method, uri: Uri) -> ApiError {
