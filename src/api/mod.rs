@@ -108,7 +108,8 @@ async fn run_sized(body_len: usize, work: impl FnOnce() -> Response + Send + 'st
 /// [`run_sized`] for work that may await (the in-flight ledger's wait):
 /// awaited here when the body is small; otherwise driven to its end on the
 /// thread [`run_sized`] picks (`block_on` may be used there), so a large
-/// body is decoded and decided off the async workers as before.
+/// body is decoded and decided off the async workers. Awaited here too
+/// outside a tokio runtime, which has no such thread.
 async fn run_sized_async(
     body_len: usize,
     work: impl Future<Output = Response> + Send + 'static,
@@ -116,8 +117,10 @@ async fn run_sized_async(
     if body_len <= INLINE_BODY_MAX {
         return work.await;
     }
-    let runtime = tokio::runtime::Handle::current();
-    run_sized(body_len, move || runtime.block_on(work)).await
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => run_sized(body_len, move || runtime.block_on(work)).await,
+        Err(_) => work.await,
+    }
 }
 
 /// `work` of a millisecond or more (a preempt over thousands of nodes) on
