@@ -147,8 +147,8 @@ fn with_unknown_names(body: &[u8], count: usize) -> Vec<u8> {
 
 #[tokio::test]
 async fn large_bodies_are_answered_as_small_ones() {
-    // Thousands of names: read by the split reader and decided off the
-    // async path (api::run_sized), unlike the small bodies above.
+    // Thousands of names: read by the split reader (api::extender_args_split),
+    // unlike the small bodies above.
     let server = Launch::file(CLUSTER).start();
     let small = fixture("filter-web-node-names.json");
     let large = with_unknown_names(&small, 3_000);
