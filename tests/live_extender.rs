@@ -7,14 +7,10 @@ mod common;
 mod fake_apiserver;
 
 use common::{Arbiter, Launch, eventually};
-use fake_apiserver::{FakeApiServer, running_pod as pod};
+use fake_apiserver::{FakeApiServer, api_node, running_pod as pod};
 use serde_json::{Value, json};
 
-fn node(name: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": "z1"}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
+const ZONE: &str = "topology.kubernetes.io/zone";
 
 struct Live {
     api: FakeApiServer,
@@ -24,7 +20,13 @@ struct Live {
 /// Two nodes, a namespace, no pods; the server synced and ready.
 async fn start() -> Live {
     let api = FakeApiServer::start().await;
-    api.load("Node", [node("n1"), node("n2")]);
+    api.load(
+        "Node",
+        [
+            api_node("n1", &[(ZONE, "z1")]),
+            api_node("n2", &[(ZONE, "z1")]),
+        ],
+    );
     api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
     let server = Launch::live(api.kubeconfig()).ready().await;
     Live { api, server }

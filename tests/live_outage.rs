@@ -10,17 +10,11 @@ mod fake_apiserver;
 use std::time::Duration;
 
 use common::{Arbiter, Launch, eventually};
-use fake_apiserver::{FakeApiServer, running_pod as pod};
+use fake_apiserver::{FakeApiServer, api_node, running_pod as pod};
 use serde_json::{Value, json};
 
-fn node(name: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
-
 fn cluster(api: &FakeApiServer) {
-    api.load("Node", [node("n1"), node("n2")]);
+    api.load("Node", [api_node("n1", &[]), api_node("n2", &[])]);
     api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
 }
 

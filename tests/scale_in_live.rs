@@ -13,7 +13,7 @@ mod fake_apiserver;
 use std::collections::BTreeMap;
 
 use common::{Arbiter, Launch, eventually, metric};
-use fake_apiserver::{FakeApiServer, METRICS_TOKEN};
+use fake_apiserver::{FakeApiServer, METRICS_TOKEN, api_node};
 use kube_arbiter::cluster::{ClusterObjects, Snapshot};
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
@@ -26,12 +26,7 @@ const READER_TOKEN: &str = "sre-token";
 const CONFIG: &str =
     "scaleIn:\n  intervalMillis: 200\n  patchesPerSecond: 100\n  leaseDurationSeconds: 3\n";
 const MAX: usize = 4;
-
-fn node(name: &str, zone: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
+const ZONE: &str = "topology.kubernetes.io/zone";
 
 fn deployment(annotations: Value) -> Value {
     json!({"metadata": {"name": "web", "namespace": "shop", "uid": "uid-deploy-web",
@@ -74,7 +69,7 @@ fn cluster() -> (Vec<Value>, Vec<Value>) {
     for (zone, n, hours) in [("a", 4, 720), ("b", 3, 480), ("c", 2, 1)] {
         for i in 0..n {
             let name = format!("{zone}{i}");
-            nodes.push(node(&name, zone));
+            nodes.push(api_node(&name, &[(ZONE, zone)]));
             pods.push(web_pod(&format!("web-{name}"), &name, hours));
         }
     }
@@ -386,7 +381,7 @@ async fn a_new_or_deleted_pod_replans_with_a_bounded_number_of_patches_and_then_
     );
 
     // A pod scheduled into zone c: 4/3/3.
-    live.api.apply("Node", node("c2", "c"));
+    live.api.apply("Node", api_node("c2", &[(ZONE, "c")]));
     live.api.apply("Pod", web_pod("web-c2", "c2", 0));
     eventually("the new pod in the plan", || async {
         let plan = live.plan(0).await?;

@@ -8,14 +8,8 @@ mod common;
 mod fake_apiserver;
 
 use common::{Arbiter, Launch};
-use fake_apiserver::{FakeApiServer, running_pod};
+use fake_apiserver::{FakeApiServer, api_node, running_pod};
 use serde_json::{Value, json};
-
-fn node(name: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
 
 /// A pending pod of `namespace` for `scheduler`.
 fn pending(namespace: &str, name: &str, scheduler: &str) -> Value {
@@ -52,7 +46,7 @@ struct Live {
 
 async fn start() -> Live {
     let api = FakeApiServer::start().await;
-    api.load("Node", [node("n1"), node("n2")]);
+    api.load("Node", [api_node("n1", &[]), api_node("n2", &[])]);
     api.load(
         "Namespace",
         [
