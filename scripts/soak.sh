@@ -19,7 +19,7 @@
 #   synthetic clusters in turn), and once, half way, by a truncated file,
 #   which must be refused with the last good view kept;
 # - live mode (MODE=live): no state file; an in-process fake API server
-#   (the ignored test tests/soak_live.rs) serves the synthetic cluster and
+#   (examples/soak_apiserver.rs) serves the synthetic cluster and
 #   streams EVENTS pod events per second.
 # It prints requests, errors, rotations and view changes seen, RSS per
 # minute, and exits 1 on any failed request, a missed rotation or view
@@ -111,17 +111,13 @@ if [ "$mode" = file ]; then
     cp "$cluster_a" "$state"
     source_args=(--cluster-state "$state")
 else
-    # Run the test binary itself (not through cargo), so the trap can stop it.
-    harness=$(cargo test --no-run --quiet --test soak_live --message-format=json |
-        python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "soak_live" and m.get("executable"):
-        print(m["executable"])')
+    # Run the example binary itself (not through cargo), so the trap can stop it.
+    cargo build --release --quiet --example soak_apiserver
+    harness=target/release/examples/soak_apiserver
     kubeconfig=$work/kubeconfig
     SOAK_SECONDS=$((seconds + 120)) SOAK_NODES=$nodes SOAK_PODS=$pods SOAK_EVENTS=$events \
         SOAK_KUBECONFIG=$kubeconfig SOAK_STATE=$state \
-        "$harness" --ignored --nocapture > "$work/apiserver.log" 2>&1 &
+        "$harness" > "$work/apiserver.log" 2>&1 &
     pids+=($!)
     for _ in $(seq 1 1800); do
         [ -s "$kubeconfig" ] && break

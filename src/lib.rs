@@ -19,3 +19,6 @@ pub mod server;
 /// (cargo feature `synth`, see docs/design.md §3.3).
 #[cfg(feature = "synth")]
 pub mod synth;
+/// Builders for the objects unit tests need (test builds only).
+#[cfg(test)]
+pub mod testing;

@@ -7,86 +7,27 @@
 mod common;
 
 use base64::Engine;
-use common::{ServerProcess, TestCa, client, eventually, install_provider};
+use common::{Arbiter, Launch, eventually};
 use serde_json::{Value, json};
 
 const DEMO_CLUSTER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
 
-/// `kube-arbiter serve` over TLS with the demo cluster (PriorityClasses
+/// `kube-arbiter serve` with the demo cluster (PriorityClasses
 /// high-priority 1000000, default-priority 1000 globalDefault, batch-low
-/// 100, low-priority -10 Never), and a client that trusts its CA.
-struct Server {
-    process: ServerProcess,
-    client: reqwest::Client,
-    _dir: tempfile::TempDir,
+/// 100, low-priority -10 Never), ready.
+async fn demo_server() -> Arbiter {
+    Launch::file(DEMO_CLUSTER).ready().await
 }
 
-async fn demo_server() -> Server {
-    install_provider();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("admission-test-ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let process = ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--cluster-state",
-        DEMO_CLUSTER,
-    ]);
-    let client = client(&ca.cert_pem, process.addr).build().unwrap();
-    let server = Server {
-        process,
-        client,
-        _dir: dir,
-    };
-    eventually("the cluster view", || async {
-        let res = server
-            .client
-            .get(server.process.url("/readyz"))
-            .send()
-            .await
-            .ok()?;
-        (res.status() == 200).then_some(())
-    })
-    .await;
-    server
-}
-
-impl Server {
-    async fn post(&self, path: &str, body: Vec<u8>) -> (u16, Value) {
-        let res = self
-            .client
-            .post(self.process.url(path))
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = res.status().as_u16();
-        (status, res.json().await.unwrap())
-    }
-
-    /// A 200 AdmissionReview answer's `response`, checked for the uid.
-    async fn review(&self, path: &str, body: Value) -> Value {
-        let uid = body["request"]["uid"].clone();
-        let (status, answer) = self.post(path, serde_json::to_vec(&body).unwrap()).await;
-        assert_eq!(status, 200, "{answer}");
-        assert_eq!(answer["apiVersion"], "admission.k8s.io/v1");
-        assert_eq!(answer["kind"], "AdmissionReview");
-        assert_eq!(answer["response"]["uid"], uid);
-        answer["response"].clone()
-    }
-
-    async fn metrics(&self) -> String {
-        let res = self
-            .client
-            .get(self.process.url("/metrics"))
-            .send()
-            .await
-            .unwrap();
-        res.text().await.unwrap()
-    }
+/// A 200 AdmissionReview answer's `response`, checked for the uid.
+async fn reviewed(server: &Arbiter, path: &str, body: Value) -> Value {
+    let uid = body["request"]["uid"].clone();
+    let (status, answer) = server.post(path, serde_json::to_vec(&body).unwrap()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["apiVersion"], "admission.k8s.io/v1");
+    assert_eq!(answer["kind"], "AdmissionReview");
+    assert_eq!(answer["response"]["uid"], uid);
+    answer["response"].clone()
 }
 
 fn pod_review(uid: &str, operation: &str, pod: Value) -> Value {
@@ -200,12 +141,12 @@ async fn pods_are_patched_with_their_class_fields() {
     ];
     for (i, (name, spec, class, priority, policy)) in cases.into_iter().enumerate() {
         let pod = web_pod(spec);
-        let response = server
-            .review(
-                "/admission/priority",
-                pod_review(&format!("uid-{i}"), "CREATE", pod.clone()),
-            )
-            .await;
+        let response = reviewed(
+            &server,
+            "/admission/priority",
+            pod_review(&format!("uid-{i}"), "CREATE", pod.clone()),
+        )
+        .await;
         assert_eq!(response["allowed"], true, "{name}: {response}");
         let after = apply_patch(&pod, &response);
         assert_eq!(after["spec"]["priorityClassName"], class, "{name}");
@@ -233,12 +174,12 @@ async fn denials_carry_code_and_upstream_message() {
         ),
     ];
     for (spec, message) in cases {
-        let response = server
-            .review(
-                "/admission/priority",
-                pod_review("deny", "CREATE", web_pod(spec)),
-            )
-            .await;
+        let response = reviewed(
+            &server,
+            "/admission/priority",
+            pod_review("deny", "CREATE", web_pod(spec)),
+        )
+        .await;
         assert_eq!(response["allowed"], false);
         assert_eq!(response["status"]["code"], 403);
         assert_eq!(response["status"]["reason"], "Forbidden");
@@ -262,34 +203,34 @@ async fn priority_class_rules_are_enforced() {
                "metadata": {"name": name}, "value": value, "globalDefault": default,
                "preemptionPolicy": "PreemptLowerPriority"})
     };
-    let ok = server
-        .review(
-            "/admission/priorityclass",
-            review("CREATE", class("nightly", 50, false), Value::Null),
-        )
-        .await;
+    let ok = reviewed(
+        &server,
+        "/admission/priorityclass",
+        review("CREATE", class("nightly", 50, false), Value::Null),
+    )
+    .await;
     assert_eq!(ok["allowed"], true);
-    let second_default = server
-        .review(
-            "/admission/priorityclass",
-            review("CREATE", class("nightly", 50, true), Value::Null),
-        )
-        .await;
+    let second_default = reviewed(
+        &server,
+        "/admission/priorityclass",
+        review("CREATE", class("nightly", 50, true), Value::Null),
+    )
+    .await;
     assert_eq!(second_default["status"]["code"], 403);
     assert_eq!(
         second_default["status"]["message"],
         r#"priorityclasses.scheduling.k8s.io "nightly" is forbidden: PriorityClass default-priority is already marked as default. Only one default can exist"#
     );
-    let immutable = server
-        .review(
-            "/admission/priorityclass",
-            review(
-                "UPDATE",
-                class("batch-low", 101, false),
-                class("batch-low", 100, false),
-            ),
-        )
-        .await;
+    let immutable = reviewed(
+        &server,
+        "/admission/priorityclass",
+        review(
+            "UPDATE",
+            class("batch-low", 101, false),
+            class("batch-low", 100, false),
+        ),
+    )
+    .await;
     assert_eq!(immutable["status"]["code"], 422);
     assert_eq!(
         immutable["status"]["message"],
@@ -327,24 +268,24 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         }
     }
     // A readable review whose pod has a wrong field type: 200, denied 400.
-    let response = server
-        .review(
-            "/admission/priority",
-            pod_review("wrong-type", "CREATE", web_pod(json!({"priority": "high"}))),
-        )
-        .await;
+    let response = reviewed(
+        &server,
+        "/admission/priority",
+        pod_review("wrong-type", "CREATE", web_pod(json!({"priority": "high"}))),
+    )
+    .await;
     assert_eq!(response["allowed"], false);
     assert_eq!(response["status"]["code"], 400);
     assert!(response["status"]["message"].as_str().unwrap().starts_with(
         "request.object is not a valid Pod: invalid type: string \"high\", expected i32"
     ));
     // Still serving.
-    let response = server
-        .review(
-            "/admission/priority",
-            pod_review("after", "CREATE", web_pod(json!({}))),
-        )
-        .await;
+    let response = reviewed(
+        &server,
+        "/admission/priority",
+        pod_review("after", "CREATE", web_pod(json!({}))),
+    )
+    .await;
     assert_eq!(response["allowed"], true);
 }
 
@@ -404,7 +345,7 @@ async fn example_requests_answer_as_documented() {
     for (file, path, want) in cases {
         let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
         let body: Value = serde_json::from_str(&text).unwrap();
-        let response = server.review(path, body.clone()).await;
+        let response = reviewed(&server, path, body.clone()).await;
         match want {
             Ok((class, priority, policy)) => {
                 assert_eq!(response["allowed"], true, "{file}: {response}");
@@ -436,7 +377,7 @@ async fn decisions_are_logged_and_counted() {
         let (status, _) = server.post("/admission/priority", body).await;
         assert_eq!(status, 200);
     }
-    let metrics = server.metrics().await;
+    let metrics = server.text("/metrics").await;
     assert!(
         metrics.contains(r#"kube_arbiter_admission_pod_decisions_total{result="patched"} 1"#),
         "{metrics}"
@@ -446,7 +387,7 @@ async fn decisions_are_logged_and_counted() {
         "{metrics}"
     );
     let log = eventually("the denial in the log", || async {
-        let log = server.process.log();
+        let log = server.log();
         log.contains("admission denied").then_some(log)
     })
     .await;

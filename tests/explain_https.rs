@@ -8,74 +8,27 @@ mod common;
 
 use serde_json::{Value, json};
 
-use common::{ServerProcess, TestCa, client, install_provider};
+use common::{Arbiter, Launch};
 
 const CLUSTER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/explain-cluster.yaml"
 );
 
-struct Server {
-    _dir: tempfile::TempDir,
-    process: ServerProcess,
-    client: reqwest::Client,
+async fn get(server: &Arbiter, path_and_query: &str, accept: &str) -> (u16, String, String) {
+    let request = server.client.get(server.url(path_and_query));
+    split(request.header("accept", accept).send().await.unwrap()).await
 }
 
-fn start(config: Option<&str>) -> Server {
-    start_with(CLUSTER, config)
-}
-
-fn start_with(cluster: &str, config: Option<&str>) -> Server {
-    install_provider();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("explain-test-ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let config_path = dir.path().join("config.yaml");
-    let mut args = vec![
-        "--tls-cert".to_string(),
-        cert.to_str().unwrap().to_string(),
-        "--tls-key".to_string(),
-        key.to_str().unwrap().to_string(),
-        "--cluster-state".to_string(),
-        cluster.to_string(),
-    ];
-    if let Some(text) = config {
-        std::fs::write(&config_path, text).unwrap();
-        args.extend(["--config".to_string(), config_path.display().to_string()]);
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let process = ServerProcess::start(&args);
-    let client = client(&ca.cert_pem, process.addr).build().unwrap();
-    Server {
-        _dir: dir,
-        process,
-        client,
-    }
-}
-
-impl Server {
-    async fn get(&self, path_and_query: &str, accept: &str) -> (u16, String, String) {
-        let response = self
-            .client
-            .get(self.process.url(path_and_query))
-            .header("accept", accept)
-            .send()
-            .await
-            .unwrap();
-        split(response).await
-    }
-
-    async fn post(&self, path: &str, content_type: &str, body: Vec<u8>) -> (u16, String, String) {
-        let response = self
-            .client
-            .post(self.process.url(path))
-            .header("content-type", content_type)
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        split(response).await
-    }
+async fn post(
+    server: &Arbiter,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, String, String) {
+    let request = server.client.post(server.url(path));
+    let request = request.header("content-type", content_type).body(body);
+    split(request.send().await.unwrap()).await
 }
 
 /// Status, content type and body.
@@ -103,15 +56,15 @@ fn api_pod(name: &str, priority: i32) -> Value {
 }
 
 /// What `/scheduler/filter` says of each node for `pod`.
-async fn failed_nodes(server: &Server, pod: &Value) -> Value {
+async fn failed_nodes(server: &Arbiter, pod: &Value) -> Value {
     let body = json!({"Pod": pod, "NodeNames": ["n1", "n2", "n3"]});
-    let (status, _, text) = server
-        .post(
-            "/scheduler/filter",
-            "application/json",
-            serde_json::to_vec(&body).unwrap(),
-        )
-        .await;
+    let (status, _, text) = post(
+        server,
+        "/scheduler/filter",
+        "application/json",
+        serde_json::to_vec(&body).unwrap(),
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     let got = parse(&text);
     let mut all = got["FailedNodes"].as_object().cloned().unwrap_or_default();
@@ -126,10 +79,9 @@ async fn failed_nodes(server: &Server, pod: &Value) -> Value {
 
 #[tokio::test]
 async fn a_pending_pod_by_name_gets_reasons_a_summary_and_where_preemption_helps() {
-    let server = start(None);
-    let (status, content_type, body) = server
-        .get("/debug/explain?namespace=shop&name=api", "*/*")
-        .await;
+    let server = Launch::file(CLUSTER).start();
+    let (status, content_type, body) =
+        get(&server, "/debug/explain?namespace=shop&name=api", "*/*").await;
     assert_eq!(status, 200, "{body}");
     assert!(
         content_type.starts_with("application/json"),
@@ -171,10 +123,13 @@ async fn a_pending_pod_by_name_gets_reasons_a_summary_and_where_preemption_helps
 
 #[tokio::test]
 async fn accept_text_plain_gets_the_table() {
-    let server = start(None);
-    let (status, content_type, table) = server
-        .get("/debug/explain?namespace=shop&name=api", "text/plain")
-        .await;
+    let server = Launch::file(CLUSTER).start();
+    let (status, content_type, table) = get(
+        &server,
+        "/debug/explain?namespace=shop&name=api",
+        "text/plain",
+    )
+    .await;
     assert_eq!(status, 200, "{table}");
     assert!(content_type.starts_with("text/plain"), "{content_type}");
     let lines: Vec<&str> = table.lines().collect();
@@ -194,17 +149,23 @@ async fn accept_text_plain_gets_the_table() {
 
 #[tokio::test]
 async fn unknown_pods_and_missing_parameters_are_json_errors() {
-    let server = start(None);
-    let (status, _, body) = server
-        .get("/debug/explain?namespace=shop&name=ghost", "text/plain")
-        .await;
+    let server = Launch::file(CLUSTER).start();
+    let (status, _, body) = get(
+        &server,
+        "/debug/explain?namespace=shop&name=ghost",
+        "text/plain",
+    )
+    .await;
     assert_eq!(status, 404, "{body}");
     let error = parse(&body)["error"].as_str().unwrap().to_string();
     assert!(error.contains("pod shop/ghost"), "{error}");
     for query in ["", "?namespace=shop", "?name=api", "?namespace=&name=api"] {
-        let (status, _, body) = server
-            .get(&format!("/debug/explain{query}"), "application/json")
-            .await;
+        let (status, _, body) = get(
+            &server,
+            &format!("/debug/explain{query}"),
+            "application/json",
+        )
+        .await;
         assert_eq!(status, 400, "{query}: {body}");
         assert!(
             parse(&body)["error"]
@@ -218,14 +179,14 @@ async fn unknown_pods_and_missing_parameters_are_json_errors() {
 
 #[tokio::test]
 async fn a_posted_pod_that_does_not_exist_yet_is_explained() {
-    let server = start(None);
-    let (status, _, body) = server
-        .post(
-            "/debug/explain",
-            "application/json",
-            serde_json::to_vec(&api_pod("api-low", 5)).unwrap(),
-        )
-        .await;
+    let server = Launch::file(CLUSTER).start();
+    let (status, _, body) = post(
+        &server,
+        "/debug/explain",
+        "application/json",
+        serde_json::to_vec(&api_pod("api-low", 5)).unwrap(),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     let got = parse(&body);
     assert_eq!(got["pod"], "shop/api-low");
@@ -238,9 +199,7 @@ async fn a_posted_pod_that_does_not_exist_yet_is_explained() {
     let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: trainer\n  namespace: shop\nspec:\n  \
                 tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]\n  \
                 nodeSelector: {topology.kubernetes.io/zone: z3}\n";
-    let (status, _, table) = server
-        .post("/debug/explain", "application/yaml", yaml.into())
-        .await;
+    let (status, _, table) = post(&server, "/debug/explain", "application/yaml", yaml.into()).await;
     assert_eq!(status, 200, "{table}");
     let got = parse(&table);
     assert_eq!(got["feasible"], 1);
@@ -253,12 +212,11 @@ async fn a_posted_pod_that_does_not_exist_yet_is_explained() {
 
 #[tokio::test]
 async fn bad_bodies_are_refused_and_nothing_changes() {
-    let server = start(None);
+    let server = Launch::file(CLUSTER).start();
     let bad: [&[u8]; 3] = [b"{not json", br#"{"metadata": {}}"#, b"- just\n- a list\n"];
     for body in bad {
-        let (status, _, text) = server
-            .post("/debug/explain", "application/json", body.to_vec())
-            .await;
+        let (status, _, text) =
+            post(&server, "/debug/explain", "application/json", body.to_vec()).await;
         assert_eq!(status, 400, "{}: {text}", String::from_utf8_lossy(body));
         assert!(
             parse(&text)["error"]
@@ -268,32 +226,37 @@ async fn bad_bodies_are_refused_and_nothing_changes() {
             "{text}"
         );
     }
-    let (status, _, body) = server
-        .get("/debug/explain?namespace=shop&name=api", "application/json")
-        .await;
+    let (status, _, body) = get(
+        &server,
+        "/debug/explain?namespace=shop&name=api",
+        "application/json",
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
 }
 
 #[tokio::test]
 async fn posted_pods_get_the_admission_body_limit() {
-    let server = start(Some("server: {admissionBodyLimitBytes: 2048}\n"));
+    let server = Launch::file(CLUSTER)
+        .config("server: {admissionBodyLimitBytes: 2048}\n")
+        .start();
     let mut pod = api_pod("big", 100);
     pod["metadata"]["annotations"] = json!({"filler": "x".repeat(4096)});
-    let (status, _, body) = server
-        .post(
-            "/debug/explain",
-            "application/json",
-            serde_json::to_vec(&pod).unwrap(),
-        )
-        .await;
+    let (status, _, body) = post(
+        &server,
+        "/debug/explain",
+        "application/json",
+        serde_json::to_vec(&pod).unwrap(),
+    )
+    .await;
     assert_eq!(status, 413, "{body}");
-    let (status, _, body) = server
-        .post(
-            "/debug/explain",
-            "application/json",
-            serde_json::to_vec(&api_pod("small", 100)).unwrap(),
-        )
-        .await;
+    let (status, _, body) = post(
+        &server,
+        "/debug/explain",
+        "application/json",
+        serde_json::to_vec(&api_pod("small", 100)).unwrap(),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
 }
 
@@ -304,14 +267,14 @@ async fn the_readme_example_pod_is_explained_by_the_server_and_the_cli() {
     let root = env!("CARGO_MANIFEST_DIR");
     let demo = format!("{root}/examples/demo-cluster.yaml");
     let pod_file = format!("{root}/examples/pods/urgent-gpu-job.yaml");
-    let server = start_with(&demo, None);
-    let (status, _, body) = server
-        .post(
-            "/debug/explain",
-            "application/yaml",
-            std::fs::read(&pod_file).unwrap(),
-        )
-        .await;
+    let server = Launch::file(&demo).start();
+    let (status, _, body) = post(
+        &server,
+        "/debug/explain",
+        "application/yaml",
+        std::fs::read(&pod_file).unwrap(),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     let got = parse(&body);
     assert_eq!(got["pod"], "batch/urgent-render");

@@ -9,13 +9,11 @@ mod fake_apiserver;
 
 use std::process::Output;
 
-use fake_apiserver::FakeApiServer;
+use fake_apiserver::{FakeApiServer, api_node};
 use serde_json::{Value, json};
 
 fn node(name: &str, taint: bool) -> Value {
-    let mut v = json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-        "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}});
+    let mut v = api_node(name, &[]);
     if taint {
         v["spec"] =
             json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]});

@@ -8,7 +8,7 @@ mod common;
 
 use serde_json::{Value, json};
 
-use common::{ServerProcess, TestCa, client, install_provider};
+use common::Launch;
 
 const CLUSTER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -25,51 +25,9 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-struct Server {
-    _dir: tempfile::TempDir,
-    process: ServerProcess,
-    client: reqwest::Client,
-}
-
-fn start() -> Server {
-    install_provider();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("extender-test-ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let process = ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--cluster-state",
-        CLUSTER,
-    ]);
-    let client = client(&ca.cert_pem, process.addr).build().unwrap();
-    Server {
-        _dir: dir,
-        process,
-        client,
-    }
-}
-
-impl Server {
-    async fn post(&self, path: &str, body: Vec<u8>) -> (u16, Value) {
-        let response = self
-            .client
-            .post(self.process.url(path))
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap())
-    }
-}
-
 #[tokio::test]
 async fn filter_in_node_names_mode_splits_candidates_by_rule() {
-    let server = start();
+    let server = Launch::file(CLUSTER).start();
     let (status, got) = server
         .post("/scheduler/filter", fixture("filter-web-node-names.json"))
         .await;
@@ -90,7 +48,7 @@ async fn filter_in_node_names_mode_splits_candidates_by_rule() {
 
 #[tokio::test]
 async fn filter_in_nodes_mode_returns_the_request_objects() {
-    let server = start();
+    let server = Launch::file(CLUSTER).start();
     let request: Value = serde_json::from_slice(&example("filter-nodes.json")).unwrap();
     let (status, got) = server
         .post("/scheduler/filter", example("filter-nodes.json"))
@@ -105,7 +63,7 @@ async fn filter_in_nodes_mode_returns_the_request_objects() {
 
 #[tokio::test]
 async fn filter_accepts_lower_case_keys_and_reports_unknown_nodes() {
-    let server = start();
+    let server = Launch::file(CLUSTER).start();
     let (_, got) = server
         .post("/scheduler/filter", example("filter-lowercase-keys.json"))
         .await;
@@ -118,7 +76,7 @@ async fn filter_accepts_lower_case_keys_and_reports_unknown_nodes() {
 
 #[tokio::test]
 async fn filter_errors_are_http_200_with_error_set() {
-    let server = start();
+    let server = Launch::file(CLUSTER).start();
     let (status, got) = server
         .post(
             "/scheduler/filter",
@@ -139,7 +97,7 @@ async fn filter_errors_are_http_200_with_error_set() {
 
 #[tokio::test]
 async fn prioritize_scores_every_candidate_from_0_to_10() {
-    let server = start();
+    let server = Launch::file(CLUSTER).start();
     let (status, got) = server
         .post(
             "/scheduler/prioritize",
@@ -171,7 +129,7 @@ async fn prioritize_scores_every_candidate_from_0_to_10() {
 
 #[tokio::test]
 async fn prioritize_errors_are_json_errors() {
-    let server = start();
+    let server = Launch::file(CLUSTER).start();
     let (status, got) = server
         .post("/scheduler/prioritize", br#"{"NodeNames":[]}"#.to_vec())
         .await;
@@ -189,9 +147,9 @@ fn with_unknown_names(body: &[u8], count: usize) -> Vec<u8> {
 
 #[tokio::test]
 async fn large_bodies_are_answered_as_small_ones() {
-    // Thousands of names: read by the split reader and decided off the
-    // async path (api::run_sized), unlike the small bodies above.
-    let server = start();
+    // Thousands of names: read by the split reader (api::extender_args_split),
+    // unlike the small bodies above.
+    let server = Launch::file(CLUSTER).start();
     let small = fixture("filter-web-node-names.json");
     let large = with_unknown_names(&small, 3_000);
     assert!(large.len() > 100 << 10, "{}", large.len());

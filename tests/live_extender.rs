@@ -6,75 +6,45 @@ mod common;
 #[path = "support/fake_apiserver.rs"]
 mod fake_apiserver;
 
-use common::{ServerProcess, TestCa, client, eventually, install_provider, live_serve_args};
-use fake_apiserver::{FakeApiServer, running_pod as pod};
+use common::{Arbiter, Launch, eventually};
+use fake_apiserver::{FakeApiServer, api_node, running_pod as pod};
 use serde_json::{Value, json};
 
-fn node(name: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": "z1"}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
+const ZONE: &str = "topology.kubernetes.io/zone";
 
 struct Live {
     api: FakeApiServer,
-    _dir: tempfile::TempDir,
-    server: ServerProcess,
-    client: reqwest::Client,
+    server: Arbiter,
 }
 
 /// Two nodes, a namespace, no pods; the server synced and ready.
 async fn start() -> Live {
-    install_provider();
     let api = FakeApiServer::start().await;
-    api.load("Node", [node("n1"), node("n2")]);
+    api.load(
+        "Node",
+        [
+            api_node("n1", &[(ZONE, "z1")]),
+            api_node("n2", &[(ZONE, "z1")]),
+        ],
+    );
     api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("live-extender-ca");
-    let args = live_serve_args(&ca, dir.path(), api.kubeconfig(), None);
-    let server = ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    let client = client(&ca.cert_pem, server.addr).build().unwrap();
-    let live = Live {
-        api,
-        _dir: dir,
-        server,
-        client,
-    };
-    eventually("the live view to be ready", || async {
-        let r = live.client.get(live.server.url("/readyz")).send().await;
-        r.ok().filter(|r| r.status() == 200).map(|_| ())
-    })
-    .await;
-    live
+    let server = Launch::live(api.kubeconfig()).ready().await;
+    Live { api, server }
 }
 
-impl Live {
-    async fn post(&self, path: &str, body: &Value) -> Value {
-        let response = self
-            .client
-            .post(self.server.url(path))
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200, "{path}");
-        response.json().await.unwrap()
-    }
-
-    /// Poll `path` with `body` until `holds` accepts the answer.
-    async fn answer_until(
-        &self,
-        what: &str,
-        path: &str,
-        body: &Value,
-        holds: impl Fn(&Value) -> bool,
-    ) {
-        eventually(what, || async {
-            let got = self.post(path, body).await;
-            holds(&got).then_some(())
-        })
-        .await;
-    }
+/// Poll `path` with `body` until `holds` accepts the answer.
+async fn answer_until(
+    server: &Arbiter,
+    what: &str,
+    path: &str,
+    body: &Value,
+    holds: impl Fn(&Value) -> bool,
+) {
+    eventually(what, || async {
+        let got = server.post_ok(path, body).await;
+        holds(&got).then_some(())
+    })
+    .await;
 }
 
 fn args(pod_spec: Value) -> Value {
@@ -89,18 +59,19 @@ async fn filter_follows_pods_added_and_deleted_by_the_watch() {
     let request = args(json!({"containers": [{"name": "c"}],
         "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}));
-    let got = live.post("/scheduler/filter", &request).await;
+    let got = live.server.post_ok("/scheduler/filter", &request).await;
     assert_eq!(got["NodeNames"], json!(["n1", "n2"]), "{got}");
 
     live.api.apply("Pod", pod("db-0", "db", "n1"));
-    live.answer_until(
+    answer_until(
+        &live.server,
         "filter to fail n1 for db-0",
         "/scheduler/filter",
         &request,
         |got| got["NodeNames"] == json!(["n2"]),
     )
     .await;
-    let got = live.post("/scheduler/filter", &request).await;
+    let got = live.server.post_ok("/scheduler/filter", &request).await;
     let reason = got["FailedNodes"]["n1"].as_str().unwrap_or_default();
     assert!(
         reason.contains("anti-affinity") && reason.contains("shop/db-0"),
@@ -108,7 +79,8 @@ async fn filter_follows_pods_added_and_deleted_by_the_watch() {
     );
 
     live.api.delete("Pod", "shop", "db-0");
-    live.answer_until(
+    answer_until(
+        &live.server,
         "filter to pass n1 again",
         "/scheduler/filter",
         &request,
@@ -136,11 +108,12 @@ async fn prioritize_follows_pods_added_and_deleted_by_the_watch() {
         "affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "cache"}},
                                                 "topologyKey": "kubernetes.io/hostname"}}]}}}));
-    let (n1, n2) = scores(&live.post("/scheduler/prioritize", &request).await);
+    let (n1, n2) = scores(&live.server.post_ok("/scheduler/prioritize", &request).await);
     assert_eq!(n1, n2, "no cache pod anywhere: nothing to prefer");
 
     live.api.apply("Pod", pod("cache-0", "cache", "n2"));
-    live.answer_until(
+    answer_until(
+        &live.server,
         "n2 to score above n1",
         "/scheduler/prioritize",
         &request,
@@ -152,7 +125,8 @@ async fn prioritize_follows_pods_added_and_deleted_by_the_watch() {
     .await;
 
     live.api.delete("Pod", "shop", "cache-0");
-    live.answer_until(
+    answer_until(
+        &live.server,
         "the scores to be equal again",
         "/scheduler/prioritize",
         &request,

@@ -9,18 +9,12 @@ mod fake_apiserver;
 
 use std::time::Duration;
 
-use common::{ServerProcess, TestCa, client, eventually, install_provider, live_serve_args};
-use fake_apiserver::{FakeApiServer, running_pod as pod};
+use common::{Arbiter, Launch, eventually};
+use fake_apiserver::{FakeApiServer, api_node, running_pod as pod};
 use serde_json::{Value, json};
 
-fn node(name: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
-
 fn cluster(api: &FakeApiServer) {
-    api.load("Node", [node("n1"), node("n2")]);
+    api.load("Node", [api_node("n1", &[]), api_node("n2", &[])]);
     api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
 }
 
@@ -34,56 +28,33 @@ fn filter_args() -> Value {
 }
 
 struct Served {
-    _dir: tempfile::TempDir,
-    server: ServerProcess,
-    client: reqwest::Client,
+    server: Arbiter,
 }
 
 /// `serve --kubeconfig` with JSON logs; `filter` is RUST_LOG (None: the
 /// program's default).
 fn serve(api: &FakeApiServer, live: &str, filter: Option<&str>) -> Served {
-    install_provider();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("live-outage-ca");
-    let config = format!("live: {live}\n");
-    let mut args = live_serve_args(&ca, dir.path(), api.kubeconfig(), Some(&config));
-    args.extend(["--log-format".to_string(), "json".to_string()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let server = match filter {
-        Some(f) => ServerProcess::start_logging(&args, f),
-        None => ServerProcess::start_default_log(&args),
-    };
-    let client = client(&ca.cert_pem, server.addr).build().unwrap();
-    Served {
-        _dir: dir,
-        server,
-        client,
-    }
+    let server = Launch::live(api.kubeconfig())
+        .config(&format!("live: {live}\n"))
+        .args(&["--log-format", "json"])
+        .log(filter)
+        .start();
+    Served { server }
 }
 
 impl Served {
     async fn status(&self, path: &str) -> u16 {
-        let r = self.client.get(self.server.url(path)).send().await.unwrap();
-        r.status().as_u16()
+        self.server.status(path).await
     }
 
     async fn ready_is(&self, want: u16) {
-        eventually(&format!("/readyz {want}"), || async {
-            (self.status("/readyz").await == want).then_some(())
-        })
-        .await;
+        self.server.wait_for_status("/readyz", want).await;
     }
 
     async fn filter(&self) -> Value {
-        let r = self
-            .client
-            .post(self.server.url("/scheduler/filter"))
-            .json(&filter_args())
-            .send()
+        self.server
+            .post_ok("/scheduler/filter", &filter_args())
             .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
-        r.json().await.unwrap()
     }
 
     async fn filter_passes(&self, what: &str, nodes: Value) {
@@ -130,6 +101,9 @@ async fn starts_before_the_api_server_and_serves_once_it_is_up() {
     assert_eq!(s.status("/healthz").await, 200);
     assert_eq!(s.status("/readyz").await, 503);
 
+    // The outage under test, not an ordering pause: the API server stays
+    // away for 3 s while the server keeps retrying, and the log must then
+    // say it waited at least that long, with one warning for all of it.
     tokio::time::sleep(Duration::from_secs(3)).await;
     eventually("the wait is logged", || async {
         s.server
@@ -229,7 +203,7 @@ async fn an_api_server_restart_is_one_warning_one_error_past_stale_and_one_recov
 }
 
 async fn reqwest_metrics(s: &Served) -> String {
-    let request = s.client.get(s.server.url("/metrics"));
+    let request = s.server.client.get(s.server.url("/metrics"));
     let r = request
         .bearer_auth(fake_apiserver::METRICS_TOKEN)
         .send()

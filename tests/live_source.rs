@@ -3,6 +3,7 @@
 //! 410 Gone and cut connections recover without losing changes, a kind out
 //! of step too long makes the view stale, and the bind verb assumes pods.
 
+mod common;
 #[path = "support/fake_apiserver.rs"]
 mod fake_apiserver;
 
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
+use common::until;
 use fake_apiserver::FakeApiServer;
 use kube_arbiter::cluster::live::{self, LiveSource};
 use kube_arbiter::cluster::{ClusterView, Kind, Snapshot};
@@ -87,18 +89,6 @@ async fn start(api: &FakeApiServer, view: &Arc<ClusterView>, s: &LiveSettings) -
         .unwrap()
 }
 
-/// Poll `f` until it holds; fail after a generous bound (never asserts on
-/// how long it took).
-async fn eventually(what: &str, mut f: impl FnMut() -> bool) {
-    for _ in 0..2000 {
-        if f() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
 fn snap(view: &ClusterView) -> Arc<Snapshot> {
     view.current().expect("view is published")
 }
@@ -113,7 +103,7 @@ fn node_of(view: &ClusterView, ns: &str, name: &str) -> Option<String> {
 async fn synced(api: &FakeApiServer, s: LiveSettings) -> (Arc<ClusterView>, LiveSource) {
     let view = Arc::new(ClusterView::new());
     let source = start(api, &view, &s).await;
-    eventually("the view is ready", || view.is_ready()).await;
+    until("the view is ready", || view.is_ready()).await;
     (view, source)
 }
 
@@ -129,7 +119,7 @@ async fn readiness_waits_for_every_kinds_initial_list() {
             .filter(|r| r.starts_with("GET /apis/apps/v1/statefulsets?") && !r.contains("watch="))
             .count()
     };
-    eventually("StatefulSets were asked for twice", || {
+    until("StatefulSets were asked for twice", || {
         statefulset_lists() >= 2
     })
     .await;
@@ -137,7 +127,7 @@ async fn readiness_waits_for_every_kinds_initial_list() {
     assert!(view.current().is_none());
 
     api.set_unavailable("StatefulSet", false);
-    eventually("the view is ready", || view.is_ready()).await;
+    until("the view is ready", || view.is_ready()).await;
     let s = snap(&view);
     let c = s.counts();
     assert_eq!((c.nodes, c.pods, c.namespaces, c.pdbs), (2, 3, 1, 1));
@@ -153,20 +143,20 @@ async fn watch_events_change_what_the_view_answers() {
     let (view, _source) = synced(&api, settings()).await;
 
     api.apply("Pod", pod("shop", "web-3", "n2"));
-    eventually("the added pod is on n2", || {
+    until("the added pod is on n2", || {
         node_of(&view, "shop", "web-3").as_deref() == Some("n2")
     })
     .await;
     assert_eq!(snap(&view).node("n2").unwrap().pods.len(), 2);
 
     api.apply("Pod", pod("shop", "pending", "n1"));
-    eventually("the pending pod is bound to n1", || {
+    until("the pending pod is bound to n1", || {
         node_of(&view, "shop", "pending").as_deref() == Some("n1")
     })
     .await;
 
     api.delete("Pod", "shop", "web-1");
-    eventually("the deleted pod is gone", || {
+    until("the deleted pod is gone", || {
         snap(&view).pod("shop", "web-1").is_none()
     })
     .await;
@@ -175,13 +165,13 @@ async fn watch_events_change_what_the_view_answers() {
     let mut done = pod("shop", "web-2", "n2");
     done["status"]["phase"] = json!("Succeeded");
     api.apply("Pod", done);
-    eventually("the finished pod left the view", || {
+    until("the finished pod left the view", || {
         snap(&view).pod("shop", "web-2").is_none()
     })
     .await;
 
     api.apply("Node", node("n3", "z3"));
-    eventually("the new node is in the view", || {
+    until("the new node is in the view", || {
         snap(&view).node("n3").is_some()
     })
     .await;
@@ -196,7 +186,7 @@ async fn watch_events_change_what_the_view_answers() {
         "PriorityClass",
         json!({"metadata": {"name": "low"}, "value": 1}),
     );
-    eventually("the new PriorityClass is in the view", || {
+    until("the new PriorityClass is in the view", || {
         snap(&view).priority_class("low").is_some()
     })
     .await;
@@ -218,7 +208,7 @@ async fn gone_410_relists_and_loses_no_change() {
     api.compact();
     api.cut_watches();
 
-    eventually("the relisted view has every change", || {
+    until("the relisted view has every change", || {
         node_of(&view, "shop", "pending").as_deref() == Some("n2")
             && snap(&view).pod("shop", "web-1").is_none()
             && node_of(&view, "shop", "web-9").as_deref() == Some("n1")
@@ -235,7 +225,7 @@ async fn a_cut_watch_reconnects_and_keeps_delivering() {
     let (view, _source) = synced(&api, settings()).await;
     api.cut_watches();
     api.apply("Pod", pod("shop", "after-cut", "n1"));
-    eventually("the change after the cut arrives", || {
+    until("the change after the cut arrives", || {
         node_of(&view, "shop", "after-cut").as_deref() == Some("n1")
     })
     .await;
@@ -247,14 +237,14 @@ async fn a_kind_out_of_step_too_long_makes_the_view_stale() {
     let api = cluster().await;
     let (view, _source) = synced(&api, settings()).await;
     api.set_unavailable("Pod", true);
-    eventually("the view is stale", || view.is_stale()).await;
+    until("the view is stale", || view.is_stale()).await;
     assert!(!view.is_ready(), "/readyz fails while stale");
     assert!(view.current().is_some(), "the last view still answers");
     assert!(view.sync_stats().read().age > Duration::ZERO);
 
     api.set_unavailable("Pod", false);
     api.apply("Pod", pod("shop", "back", "n2"));
-    eventually("the view is fresh and has the change", || {
+    until("the view is fresh and has the change", || {
         view.is_ready() && node_of(&view, "shop", "back").is_some()
     })
     .await;
@@ -309,7 +299,7 @@ async fn a_bound_pod_is_on_its_node_before_any_watch_event() {
     assert_eq!(sent[0]["metadata"]["uid"], "uid-shop-pending");
 
     api.resume_events();
-    eventually("the watch confirmed the binding", || {
+    until("the watch confirmed the binding", || {
         view.assumed_bindings() == 0
     })
     .await;
@@ -359,7 +349,7 @@ async fn an_unconfirmed_assumption_expires() {
     .await;
     assert_eq!(answer["Error"], "");
     assert_eq!(node_of(&view, "shop", "pending").as_deref(), Some("n1"));
-    eventually("the assumption expired", || view.assumed_bindings() == 0).await;
+    until("the assumption expired", || view.assumed_bindings() == 0).await;
     assert_eq!(node_of(&view, "shop", "pending"), None);
 }
 
@@ -394,7 +384,7 @@ async fn an_api_server_that_comes_up_later_is_waited_for() {
     api.load("Pod", [pod("shop", "web-1", "n1")]);
     let view = Arc::new(ClusterView::new());
     let _source = start(&api, &view, &settings()).await;
-    eventually("a watch failed", || {
+    until("a watch failed", || {
         view.sync_stats().read().age > Duration::ZERO
     })
     .await;
@@ -402,7 +392,7 @@ async fn an_api_server_that_comes_up_later_is_waited_for() {
     assert_eq!(view.sync_stats().read().relists[Kind::Pod as usize].1, 0);
 
     api.restart().await;
-    eventually("the view is ready", || view.is_ready()).await;
+    until("the view is ready", || view.is_ready()).await;
     assert_eq!(node_of(&view, "shop", "web-1").as_deref(), Some("n1"));
 }
 
@@ -411,7 +401,7 @@ async fn an_api_server_restart_goes_stale_then_relists_every_change() {
     let mut api = cluster().await;
     let (view, _source) = synced(&api, settings()).await;
     api.stop().await;
-    eventually("the view is stale", || view.is_stale()).await;
+    until("the view is stale", || view.is_stale()).await;
     assert!(!view.is_ready(), "/readyz fails while stale");
     assert_eq!(
         node_of(&view, "shop", "web-1").as_deref(),
@@ -423,14 +413,14 @@ async fn an_api_server_restart_goes_stale_then_relists_every_change() {
     api.apply("Pod", pod("shop", "pending", "n2"));
     api.delete("Pod", "shop", "web-1");
     api.restart().await;
-    eventually("the view is fresh with every change", || {
+    until("the view is fresh with every change", || {
         view.is_ready()
             && node_of(&view, "shop", "pending").as_deref() == Some("n2")
             && snap(&view).pod("shop", "web-1").is_none()
     })
     .await;
     api.apply("Pod", pod("shop", "after", "n1"));
-    eventually("watches deliver again", || {
+    until("watches deliver again", || {
         node_of(&view, "shop", "after").as_deref() == Some("n1")
     })
     .await;

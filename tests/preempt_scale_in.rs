@@ -5,69 +5,21 @@ mod common;
 
 use std::path::Path;
 
-use common::{ServerProcess, TestCa, client, eventually, get_text, install_provider};
+use common::{Arbiter, Launch};
 use serde_json::{Value, json};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
 
-struct Demo {
-    _dir: tempfile::TempDir,
-    server: ServerProcess,
-    http: reqwest::Client,
+/// The server on the demo cluster, with `config` as its settings file, ready.
+async fn start_demo(config: &str) -> Arbiter {
+    Launch::file(DEMO).config(config).ready().await
 }
 
-impl Demo {
-    /// The server on the demo cluster, with `config` as its settings file.
-    async fn start(config: &str) -> Self {
-        install_provider();
-        let dir = tempfile::tempdir().unwrap();
-        let ca = TestCa::new("ca");
-        let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-        let config_path = dir.path().join("config.yaml");
-        std::fs::write(&config_path, config).unwrap();
-        let server = ServerProcess::start(&[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--cluster-state",
-            DEMO,
-            "--config",
-            config_path.to_str().unwrap(),
-        ]);
-        let http = client(&ca.cert_pem, server.addr).build().unwrap();
-        let ready = server.url("/readyz");
-        eventually("the demo cluster to load", || async {
-            let r = http.get(&ready).send().await.ok()?;
-            r.status().is_success().then_some(())
-        })
-        .await;
-        Self {
-            _dir: dir,
-            server,
-            http,
-        }
-    }
-
-    async fn post(&self, path: &str, body: Vec<u8>) -> (u16, Value) {
-        let r = self
-            .http
-            .post(self.server.url(path))
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
-        (status, r.json().await.unwrap())
-    }
-
-    async fn post_example(&self, path: &str, example: &str) -> (u16, Value) {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("examples/requests")
-            .join(example);
-        self.post(path, std::fs::read(file).unwrap()).await
-    }
+async fn post_example(demo: &Arbiter, path: &str, example: &str) -> (u16, Value) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/requests")
+        .join(example);
+    demo.post(path, std::fs::read(file).unwrap()).await
 }
 
 fn victims(answer: &Value, node: &str) -> Vec<String> {
@@ -90,12 +42,10 @@ fn names(answer: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn preempt_and_scale_in_over_https() {
-    let demo = Demo::start("").await;
+    let demo = start_demo("").await;
 
     // nodeCacheCapable form: the GPU trainer (priority 100) makes room.
-    let (status, answer) = demo
-        .post_example("/scheduler/preempt", "preempt-gpu.json")
-        .await;
+    let (status, answer) = post_example(&demo, "/scheduler/preempt", "preempt-gpu.json").await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(
         answer,
@@ -106,9 +56,8 @@ async fn preempt_and_scale_in_over_https() {
     // Full-pods form whose hints are wrong: an equal-priority web pod is not
     // a victim; node-a1 cannot fit 7300m even without its cart pod; node-c2
     // is too small altogether.
-    let (status, answer) = demo
-        .post_example("/scheduler/preempt", "preempt-full-pods.json")
-        .await;
+    let (status, answer) =
+        post_example(&demo, "/scheduler/preempt", "preempt-full-pods.json").await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(
         answer,
@@ -117,16 +66,14 @@ async fn preempt_and_scale_in_over_https() {
     );
 
     // preemptionPolicy Never, lower-case keys: nothing may be evicted.
-    let (status, answer) = demo
-        .post_example("/scheduler/preempt", "preempt-never.json")
-        .await;
+    let (status, answer) = post_example(&demo, "/scheduler/preempt", "preempt-never.json").await;
     assert_eq!(
         (status, answer),
         (200, json!({"NodeNameToMetaVictims": {}}))
     );
 
     // The controller's order: both web pods of node-b1 (rank 2) go first.
-    let (status, answer) = demo.post_example("/scale-in", "scale-in-web.json").await;
+    let (status, answer) = post_example(&demo, "/scale-in", "scale-in-web.json").await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(
         names(&answer),
@@ -141,9 +88,7 @@ async fn preempt_and_scale_in_over_https() {
     assert!(answer.get("spread").is_none());
 
     // Spread-preserving: zone b keeps a pod; the answer says how to get there.
-    let (status, answer) = demo
-        .post_example("/scale-in", "scale-in-web-spread.json")
-        .await;
+    let (status, answer) = post_example(&demo, "/scale-in", "scale-in-web-spread.json").await;
     assert_eq!(status, 200, "{answer}");
     let picked = names(&answer);
     assert_eq!(picked.len(), 2);
@@ -169,7 +114,7 @@ async fn preempt_and_scale_in_over_https() {
     );
 
     // Pods in the body: the annotated deletion cost decides.
-    let (status, answer) = demo.post_example("/scale-in", "scale-in-pods.json").await;
+    let (status, answer) = post_example(&demo, "/scale-in", "scale-in-pods.json").await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(names(&answer), ["ledger-5f8d9c7b64-w2rnq"]);
     assert_eq!(answer["victims"][0]["reason"], "podDeletionCost: -100 < 0");
@@ -177,7 +122,7 @@ async fn preempt_and_scale_in_over_https() {
 
 #[tokio::test]
 async fn bad_requests_get_json_errors() {
-    let demo = Demo::start("").await;
+    let demo = start_demo("").await;
     for (path, body, want) in [
         ("/scheduler/preempt", "{", "not a JSON object"),
         (
@@ -215,7 +160,7 @@ async fn bad_requests_get_json_errors() {
 
 #[tokio::test]
 async fn best_answer_keeps_only_the_node_upstream_would_pick() {
-    let demo = Demo::start("preemption:\n  answer: best\n").await;
+    let demo = start_demo("preemption:\n  answer: best\n").await;
     // 7000m at top priority: node-b1 has room already, and came with a
     // victim (kube-scheduler refuses an empty list then: no candidate);
     // node-a1 and node-c1 each need their cart pod gone and tie on every
@@ -258,7 +203,7 @@ async fn ignored_extended_resources_do_not_block_preemption() {
         ),
         ("scheduling:\n  ignoredResourceGroups: [example.com]\n", 2),
     ] {
-        let demo = Demo::start(config).await;
+        let demo = start_demo(config).await;
         let (status, answer) = demo.post("/scheduler/preempt", body.clone()).await;
         assert_eq!(status, 200, "{config}: {answer}");
         let nodes = answer["NodeNameToMetaVictims"].as_object().unwrap();
@@ -278,7 +223,7 @@ async fn ignored_extended_resources_do_not_block_preemption() {
 /// unknown names in /metrics.
 #[tokio::test]
 async fn victims_named_with_escapes_are_read_as_plain_ones() {
-    let demo = Demo::start("").await;
+    let demo = start_demo("").await;
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/requests/preempt-gpu.json");
     let mut args: Value = serde_json::from_slice(&std::fs::read(example).unwrap()).unwrap();
     args["NodeNameToMetaVictims"]["node-b2"]["Pods"]
@@ -301,7 +246,7 @@ async fn victims_named_with_escapes_are_read_as_plain_ones() {
     let (status, escaped_answer) = demo.post("/scheduler/preempt", escaped.into_bytes()).await;
     assert_eq!((status, &escaped_answer), (200, &plain_answer));
 
-    let metrics = get_text(&demo.http, &demo.server.url("/metrics")).await;
+    let metrics = demo.text("/metrics").await;
     for line in [
         "kube_arbiter_preempt_unknown_total{what=\"node\"} 2",
         "kube_arbiter_preempt_unknown_total{what=\"victim\"} 2",

@@ -4,22 +4,12 @@ mod common;
 
 use std::net::SocketAddr;
 
-use common::{ServerProcess, TestCa, client, eventually, install_provider, metric, serve_tls};
-
-fn start(extra: &[&str]) -> (tempfile::TempDir, ServerProcess, TestCa) {
-    install_provider();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let server = serve_tls(dir.path(), &cert, &key, extra);
-    (dir, server, ca)
-}
+use common::{Launch, eventually, metric};
 
 #[tokio::test]
 async fn metrics_report_the_view_and_the_certificate_expiry() {
-    let (_dir, server, ca) = start(&[]);
-    let client = client(&ca.cert_pem, server.addr).build().unwrap();
-    let text = common::get_text(&client, &server.url("/metrics")).await;
+    let server = Launch::empty().start();
+    let text = server.text("/metrics").await;
     assert_eq!(
         metric(&text, "kube_arbiter_view_ready"),
         Some(1.0),
@@ -35,7 +25,9 @@ async fn metrics_report_the_view_and_the_certificate_expiry() {
 
 #[tokio::test]
 async fn metrics_listen_serves_probes_over_plain_http() {
-    let (_dir, server, _ca) = start(&["--metrics-listen", "127.0.0.1:0"]);
+    let server = Launch::empty()
+        .args(&["--metrics-listen", "127.0.0.1:0"])
+        .start();
     let addr: SocketAddr = eventually("the metrics listener", || async {
         let log = server.log();
         let rest = log.split("serving metrics and probes on http://").nth(1)?;

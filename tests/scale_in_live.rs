@@ -12,10 +12,8 @@ mod fake_apiserver;
 
 use std::collections::BTreeMap;
 
-use common::{
-    ServerProcess, TestCa, anonymous_client, eventually, install_provider, live_serve_args, metric,
-};
-use fake_apiserver::{FakeApiServer, METRICS_TOKEN};
+use common::{Arbiter, Launch, eventually, metric};
+use fake_apiserver::{FakeApiServer, METRICS_TOKEN, api_node};
 use kube_arbiter::cluster::{ClusterObjects, Snapshot};
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
@@ -28,12 +26,7 @@ const READER_TOKEN: &str = "sre-token";
 const CONFIG: &str =
     "scaleIn:\n  intervalMillis: 200\n  patchesPerSecond: 100\n  leaseDurationSeconds: 3\n";
 const MAX: usize = 4;
-
-fn node(name: &str, zone: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
+const ZONE: &str = "topology.kubernetes.io/zone";
 
 fn deployment(annotations: Value) -> Value {
     json!({"metadata": {"name": "web", "namespace": "shop", "uid": "uid-deploy-web",
@@ -76,7 +69,7 @@ fn cluster() -> (Vec<Value>, Vec<Value>) {
     for (zone, n, hours) in [("a", 4, 720), ("b", 3, 480), ("c", 2, 1)] {
         for i in 0..n {
             let name = format!("{zone}{i}");
-            nodes.push(node(&name, zone));
+            nodes.push(api_node(&name, &[(ZONE, zone)]));
             pods.push(web_pod(&format!("web-{name}"), &name, hours));
         }
     }
@@ -87,9 +80,7 @@ fn cluster() -> (Vec<Value>, Vec<Value>) {
 
 struct Live {
     api: FakeApiServer,
-    _dir: tempfile::TempDir,
-    servers: Vec<ServerProcess>,
-    ca: TestCa,
+    servers: Vec<Arbiter>,
 }
 
 async fn start(replicas: usize) -> Live {
@@ -97,7 +88,6 @@ async fn start(replicas: usize) -> Live {
 }
 
 async fn start_with(replicas: usize, config: &str, pods: Vec<Value>) -> Live {
-    install_provider();
     let api = FakeApiServer::start().await;
     let nodes = cluster().0;
     api.load("Node", nodes);
@@ -113,24 +103,15 @@ async fn start_with(replicas: usize, config: &str, pods: Vec<Value>) -> Live {
     api.load("Pod", pods);
     api.add_token(READER_TOKEN, READER, &[]);
     api.allow(READER, "list", "pods", Some("shop"));
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("scale-in-live-ca");
-    let args = live_serve_args(&ca, dir.path(), api.kubeconfig(), Some(config));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let servers = (0..replicas).map(|_| ServerProcess::start(&args)).collect();
-    Live {
-        api,
-        _dir: dir,
-        servers,
-        ca,
-    }
+    let servers = (0..replicas)
+        .map(|_| Launch::live(api.kubeconfig()).config(config).start())
+        .collect();
+    Live { api, servers }
 }
 
 impl Live {
     fn http(&self, i: usize) -> reqwest::Client {
-        anonymous_client(&self.ca.cert_pem, self.servers[i].addr)
-            .build()
-            .unwrap()
+        self.servers[i].anonymous()
     }
 
     /// The workload's pods as the API server holds them now.
@@ -400,7 +381,7 @@ async fn a_new_or_deleted_pod_replans_with_a_bounded_number_of_patches_and_then_
     );
 
     // A pod scheduled into zone c: 4/3/3.
-    live.api.apply("Node", node("c2", "c"));
+    live.api.apply("Node", api_node("c2", &[(ZONE, "c")]));
     live.api.apply("Pod", web_pod("web-c2", "c2", 0));
     eventually("the new pod in the plan", || async {
         let plan = live.plan(0).await?;
@@ -452,7 +433,7 @@ async fn when_the_writer_stops_the_other_replica_takes_the_lease_and_writes() {
     })
     .await;
     let other = 1 - leader;
-    live.servers[leader].sigterm();
+    live.servers[leader].process.sigterm();
     eventually("the other replica to take the Lease", || async {
         let text = live.metrics(other).await;
         (metric(&text, "kube_arbiter_scale_in_leader") == Some(1.0)).then_some(())
@@ -498,7 +479,6 @@ async fn turned_off_it_removes_its_own_costs_and_sets_none() {
 /// annotation: there are no Deployments in the view), and no writer.
 #[tokio::test]
 async fn file_mode_shows_the_plan_and_writes_nothing() {
-    install_provider();
     let dir = tempfile::tempdir().unwrap();
     let (nodes, pods) = cluster();
     let items: Vec<Value> = nodes
@@ -526,20 +506,8 @@ async fn file_mode_shows_the_plan_and_writes_nothing() {
         json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
     )
     .unwrap();
-    let ca = TestCa::new("scale-in-file-ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
-    let args = [
-        "--tls-cert".to_string(),
-        path(&cert),
-        "--tls-key".to_string(),
-        path(&key),
-        "--cluster-state".to_string(),
-        path(&state),
-    ];
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let server = ServerProcess::start(&args);
-    let http = anonymous_client(&ca.cert_pem, server.addr).build().unwrap();
+    let server = Launch::file(&state).start();
+    let http = server.anonymous();
     let plan: Value = eventually("the plan", || async {
         let r = http
             .get(server.url("/debug/scale-in?namespace=shop&name=web-7d4"))

@@ -7,17 +7,9 @@ mod common;
 #[path = "support/fake_apiserver.rs"]
 mod fake_apiserver;
 
-use common::{
-    ServerProcess, TestCa, anonymous_client, client, eventually, install_provider, live_serve_args,
-};
-use fake_apiserver::{FakeApiServer, running_pod};
+use common::{Arbiter, Launch};
+use fake_apiserver::{FakeApiServer, api_node, running_pod};
 use serde_json::{Value, json};
-
-fn node(name: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-}
 
 /// A pending pod of `namespace` for `scheduler`.
 fn pending(namespace: &str, name: &str, scheduler: &str) -> Value {
@@ -49,15 +41,12 @@ fn nosy_pending() -> Value {
 
 struct Live {
     api: FakeApiServer,
-    _dir: tempfile::TempDir,
-    server: ServerProcess,
-    ca: TestCa,
+    server: Arbiter,
 }
 
 async fn start() -> Live {
-    install_provider();
     let api = FakeApiServer::start().await;
-    api.load("Node", [node("n1"), node("n2")]);
+    api.load("Node", [api_node("n1", &[]), api_node("n2", &[])]);
     api.load(
         "Namespace",
         [
@@ -79,37 +68,18 @@ async fn start() -> Live {
     api.add_token(TENANT_A_TOKEN, TENANT_A, &[]);
     api.allow(TENANT_A, "get", "pods", Some("tenant-a"));
     api.allow(TENANT_A, "list", "pods", Some("tenant-a"));
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("security-live-ca");
-    let args = live_serve_args(&ca, dir.path(), api.kubeconfig(), None);
-    let server = ServerProcess::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    let live = Live {
-        api,
-        _dir: dir,
-        server,
-        ca,
-    };
-    let probe = anonymous_client(&live.ca.cert_pem, live.server.addr)
-        .build()
-        .unwrap();
-    eventually("the live view to be ready", || async {
-        let r = probe.get(live.server.url("/readyz")).send().await;
-        r.ok().filter(|r| r.status() == 200).map(|_| ())
-    })
-    .await;
-    live
+    let server = Launch::live(api.kubeconfig()).ready().await;
+    Live { api, server }
 }
 
 impl Live {
     async fn bind(&self, as_scheduler: bool, body: Value) -> (u16, Value) {
-        let builder = if as_scheduler {
-            client(&self.ca.cert_pem, self.server.addr)
+        let http = if as_scheduler {
+            self.server.client.clone()
         } else {
-            anonymous_client(&self.ca.cert_pem, self.server.addr)
+            self.server.anonymous()
         };
-        let response = builder
-            .build()
-            .unwrap()
+        let response = http
             .post(self.server.url("/scheduler/bind"))
             .json(&body)
             .send()
@@ -193,9 +163,7 @@ impl Live {
     /// A request by a person or tool: no client certificate, `token` as the
     /// bearer token when given.
     async fn ask(&self, token: Option<&str>, path: &str, body: Option<Value>) -> (u16, String) {
-        let http = anonymous_client(&self.ca.cert_pem, self.server.addr)
-            .build()
-            .unwrap();
+        let http = self.server.anonymous();
         let mut request = match &body {
             Some(body) => http.post(self.server.url(path)).json(body),
             None => http.get(self.server.url(path)),
@@ -234,8 +202,13 @@ async fn people_routes_need_a_token_the_api_server_knows() {
         assert_eq!(status, 401, "{path}: {text}");
     }
     // The scheduler's certificate is no token: it reads nothing here.
-    let http = client(&live.ca.cert_pem, live.server.addr).build().unwrap();
-    let response = http.get(live.server.url(explain)).send().await.unwrap();
+    let response = live
+        .server
+        .client
+        .get(live.server.url(explain))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 401);
 }
 

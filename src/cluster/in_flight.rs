@@ -323,16 +323,17 @@ mod tests {
 
     use super::*;
     use crate::cluster::ClusterObjects;
+    use crate::testing::make_pod;
 
     const WAIT: Duration = Duration::from_secs(5);
     const AGE: Duration = Duration::from_secs(30);
 
     fn pod(name: &str, node: &str) -> Pod {
-        serde_json::from_value(json!({
-            "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"),
-                         "labels": {"app": "web"}},
-            "spec": {"nodeName": node}}))
-        .unwrap()
+        make_pod("ns", name)
+            .uid(&format!("uid-{name}"))
+            .label("app", "web")
+            .node(node)
+            .obj()
     }
 
     /// `pod(name, "")` after kube-scheduler's failure handler wrote

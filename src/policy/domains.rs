@@ -340,14 +340,10 @@ impl ReasonCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::make_node;
 
     fn node(labels: &[(&str, &str)]) -> Node {
-        let mut n = Node::default();
-        n.metadata.labels = labels
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        n
+        make_node("").labels(labels).obj()
     }
 
     #[test]

@@ -45,14 +45,11 @@ mod tests {
     use super::*;
     use crate::cluster::{ClusterObjects, Snapshot};
     use crate::model::PodDisruptionBudget;
+    use crate::testing::make_pod;
     use serde_json::json;
 
-    fn pod(ns: &str, name: &str, labels: serde_json::Value) -> Pod {
-        serde_json::from_value(json!({
-            "metadata": {"name": name, "namespace": ns, "labels": labels},
-            "spec": {"nodeName": "n1"}
-        }))
-        .unwrap()
+    fn pod(ns: &str, name: &str, labels: &[(&str, &str)]) -> Pod {
+        make_pod(ns, name).node("n1").labels(labels).obj()
     }
 
     fn pdb(
@@ -100,8 +97,8 @@ mod tests {
     #[test]
     fn the_less_important_of_two_matching_pods_violates_a_budget_of_one() {
         let pods = [
-            pod("ns", "a", json!({"app": "x"})),
-            pod("ns", "b", json!({"app": "x"})),
+            pod("ns", "a", &[("app", "x")]),
+            pod("ns", "b", &[("app", "x")]),
         ];
         let got = run(
             vec![pdb("ns", json!({"matchLabels": {"app": "x"}}), 1, &[])],
@@ -112,7 +109,7 @@ mod tests {
 
     #[test]
     fn budgets_in_other_namespaces_do_not_apply() {
-        let pods = [pod("ns", "a", json!({"app": "x"}))];
+        let pods = [pod("ns", "a", &[("app", "x")])];
         let got = run(
             vec![pdb("other", json!({"matchLabels": {"app": "x"}}), 0, &[])],
             &pods,
@@ -122,20 +119,20 @@ mod tests {
 
     #[test]
     fn an_empty_selector_matches_nothing_for_preemption() {
-        let pods = [pod("ns", "a", json!({"app": "x"}))];
+        let pods = [pod("ns", "a", &[("app", "x")])];
         assert_eq!(run(vec![pdb("ns", json!({}), 0, &[])], &pods), [false]);
     }
 
     #[test]
     fn a_pod_without_labels_matches_no_budget() {
-        let pods = [pod("ns", "a", json!({}))];
+        let pods = [pod("ns", "a", &[])];
         let sel = json!({"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]});
         assert_eq!(run(vec![pdb("ns", sel, 0, &[])], &pods), [false]);
     }
 
     #[test]
     fn an_invalid_selector_is_skipped() {
-        let pods = [pod("ns", "a", json!({"app": "x"}))];
+        let pods = [pod("ns", "a", &[("app", "x")])];
         let sel = json!({"matchExpressions": [{"key": "app", "operator": "In"}]});
         assert_eq!(run(vec![pdb("ns", sel, 0, &[])], &pods), [false]);
     }
@@ -143,8 +140,8 @@ mod tests {
     #[test]
     fn already_disrupted_pods_do_not_spend_the_budget() {
         let pods = [
-            pod("ns", "a", json!({"app": "x"})),
-            pod("ns", "b", json!({"app": "x"})),
+            pod("ns", "a", &[("app", "x")]),
+            pod("ns", "b", &[("app", "x")]),
         ];
         let got = run(
             vec![pdb("ns", json!({"matchLabels": {"app": "x"}}), 1, &["a"])],
@@ -156,8 +153,8 @@ mod tests {
     #[test]
     fn every_matching_budget_is_spent() {
         let pods = [
-            pod("ns", "a", json!({"app": "x", "tier": "fe"})),
-            pod("ns", "b", json!({"tier": "fe"})),
+            pod("ns", "a", &[("app", "x"), ("tier", "fe")]),
+            pod("ns", "b", &[("tier", "fe")]),
         ];
         let got = run(
             vec![
@@ -172,8 +169,8 @@ mod tests {
     #[test]
     fn a_budget_with_only_match_expressions_applies() {
         let pods = [
-            pod("ns", "a", json!({"app": "x"})),
-            pod("ns", "b", json!({"app": "y"})),
+            pod("ns", "a", &[("app", "x")]),
+            pod("ns", "b", &[("app", "y")]),
         ];
         let sel = json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["x"]}]});
         assert_eq!(run(vec![pdb("ns", sel, 0, &[])], &pods), [true, false]);
@@ -182,8 +179,8 @@ mod tests {
     #[test]
     fn a_pod_must_carry_every_match_label_of_the_budget() {
         let pods = [
-            pod("ns", "a", json!({"app": "x", "tier": "be"})),
-            pod("ns", "b", json!({"app": "x", "tier": "fe"})),
+            pod("ns", "a", &[("app", "x"), ("tier", "be")]),
+            pod("ns", "b", &[("app", "x"), ("tier", "fe")]),
         ];
         let sel = json!({"matchLabels": {"app": "x", "tier": "fe"}});
         assert_eq!(run(vec![pdb("ns", sel, 0, &[])], &pods), [false, true]);
@@ -191,7 +188,7 @@ mod tests {
 
     #[test]
     fn zero_budget_makes_every_matching_pod_violate() {
-        let pods = [pod("ns", "a", json!({"app": "x"}))];
+        let pods = [pod("ns", "a", &[("app", "x")])];
         let got = run(
             vec![pdb("ns", json!({"matchLabels": {"app": "x"}}), 0, &[])],
             &pods,

@@ -10,6 +10,11 @@
 //! none.
 #![allow(dead_code)] // each test binary uses its own subset
 
+mod arbiter;
+
+#[allow(unused_imports)] // not every test binary starts a server
+pub use arbiter::{Arbiter, Launch};
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -387,6 +392,19 @@ where
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("gave up waiting for {what}");
+}
+
+/// Poll `holds` (cheap, in-process) until it is true, at most
+/// [`PATIENCE`]; the panic names `what` was waited for.
+pub async fn until(what: &str, mut holds: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while start.elapsed() < PATIENCE {
+        if holds() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("gave up after {PATIENCE:?} waiting until {what}");
 }
 
 /// The value of an un-labelled counter or gauge in a /metrics text.

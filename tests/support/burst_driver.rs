@@ -437,6 +437,9 @@ impl Driver<'_> {
                     }
                     Cycle::Unschedulable(why) => self.record_rejection(pod, why, &mut ignored),
                 }
+                // kube-scheduler's backoff before it retries a pod,
+                // emulated: part of the burst being driven, not a pause
+                // that orders the test.
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }

@@ -1035,6 +1035,18 @@ fn lease(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Response 
     }
 }
 
+/// A Node as the API server serves it: `kubernetes.io/hostname` and
+/// `labels`, room for 4 cpu, 8Gi and 110 pods.
+pub fn api_node(name: &str, labels: &[(&str, &str)]) -> Value {
+    let mut node = json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
+           "labels": {"kubernetes.io/hostname": name}},
+           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}});
+    for (key, value) in labels {
+        node["metadata"]["labels"][*key] = (*value).into();
+    }
+    node
+}
+
 /// A running pod of app `app` in namespace `shop`, bound to `node`.
 pub fn running_pod(name: &str, app: &str, node: &str) -> Value {
     json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),

@@ -151,7 +151,7 @@ pub(crate) mod testing {
     use super::*;
     use crate::model::Node;
     use crate::policy::Failure;
-    use serde_json::json;
+    use crate::testing::{make_node, make_pod};
 
     /// Resources only: no other filter rule.
     #[derive(Debug, Clone, Default)]
@@ -222,24 +222,18 @@ pub(crate) mod testing {
         start: Option<i64>,
     ) -> Pod {
         let start = start.map(|s| (Timestamp::from_second(1_704_067_200 + s).unwrap()).to_string());
-        serde_json::from_value(json!({
-            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
-            "spec": {
-                "nodeName": node,
-                "priority": priority,
-                "containers": [{"name": "c", "resources": {"requests": {"cpu": format!("{cpu}m"), "memory": mem.to_string()}}}]
-            },
-            "status": {"phase": "Running", "startTime": start}
-        }))
-        .unwrap()
+        make_pod("default", name)
+            .uid(&format!("uid-{name}"))
+            .node(node)
+            .priority(priority)
+            .req(cpu, mem)
+            .phase("Running")
+            .start(start.as_deref())
+            .obj()
     }
 
     pub fn node(name: &str, cpu: i64, mem: i64) -> Node {
-        serde_json::from_value(json!({
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"allocatable": {"cpu": format!("{cpu}m"), "memory": mem.to_string(), "pods": "110"}}
-        }))
-        .unwrap()
+        make_node(name).hostname().capacity(cpu, mem).obj()
     }
 
     pub fn with_labels(mut pod: Pod, labels: &[(&str, &str)]) -> Pod {

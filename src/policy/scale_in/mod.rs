@@ -449,6 +449,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
     use crate::model::Node;
+    use crate::testing::make_node;
     use serde_json::json;
 
     pub(crate) fn now() -> Timestamp {
@@ -467,9 +468,7 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn node(name: &str, zone: &str) -> Node {
-        serde_json::from_value(json!({"metadata": {"name": name, "labels": {
-            "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
-        .unwrap()
+        make_node(name).hostname().zone(zone).obj()
     }
 
     /// A ready running pod of ReplicaSet `web-rs`, spread by zone with

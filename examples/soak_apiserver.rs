@@ -1,8 +1,9 @@
 //! The API-server side of `MODE=live scripts/soak.sh`: the in-process fake
 //! API server with a synthetic cluster, streaming pod events at a steady
 //! rate for a bounded time while the script drives the release binary
-//! against it. Ignored: it runs for minutes and only makes sense with the
-//! script's load around it.
+//! against it. Not a test: it runs for minutes and only makes sense with
+//! the script's load around it (`cargo run --release --example
+//! soak_apiserver`; it fails if nobody watched).
 //!
 //! Environment: SOAK_SECONDS (60), SOAK_NODES (1000), SOAK_PODS (30000),
 //! SOAK_EVENTS per second (200); SOAK_KUBECONFIG, where to copy the
@@ -10,9 +11,9 @@
 //! initial cluster as a state file (the script derives its filter body
 //! from it).
 
-#[path = "support/fake_apiserver.rs"]
+#[path = "../tests/support/fake_apiserver.rs"]
 mod fake_apiserver;
-#[path = "support/synthetic.rs"]
+#[path = "../tests/support/synthetic.rs"]
 mod synthetic;
 
 use std::time::{Duration, Instant};
@@ -46,9 +47,8 @@ fn churn_pod(k: usize, nodes: usize) -> Value {
     pod
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "soak harness for scripts/soak.sh (MODE=live)"]
-async fn stream_pod_events_for_the_soak() {
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
     let seconds = env_number("SOAK_SECONDS", 60) as u64;
     let nodes = env_number("SOAK_NODES", 1_000);
     let pods = env_number("SOAK_PODS", 30_000);

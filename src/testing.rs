@@ -1,0 +1,200 @@
+//! One builder for the objects unit tests need, after upstream's
+//! `pkg/scheduler/testing/wrappers.go` (`MakeNode().Name("n1").Label(..).Obj()`,
+//! `MakePod().Namespace("ns").Name("p").Node("n1").Obj()`): a new case is one
+//! line, and every test reads the same way.
+//!
+//! Each builder writes the object's Kubernetes JSON and decodes it in
+//! `obj()`, so a test object goes through the decoder a served one does
+//! (defaults, `null` lists, shared parts). `json()` gives the JSON itself,
+//! for tests that send it.
+
+use serde_json::{Value, json};
+
+use crate::cluster::{ClusterObjects, Snapshot};
+use crate::model::{Node, Pod};
+
+pub const HOSTNAME: &str = "kubernetes.io/hostname";
+pub const ZONE: &str = "topology.kubernetes.io/zone";
+
+/// A Node named `name`, with no labels yet.
+pub fn make_node(name: &str) -> MakeNode {
+    MakeNode(json!({"metadata": {"name": name, "labels": {}}}))
+}
+
+/// A Node under construction.
+#[derive(Debug, Clone)]
+pub struct MakeNode(Value);
+
+impl MakeNode {
+    pub fn label(mut self, key: &str, value: &str) -> Self {
+        self.0["metadata"]["labels"][key] = value.into();
+        self
+    }
+
+    pub fn labels(self, pairs: &[(&str, &str)]) -> Self {
+        pairs.iter().fold(self, |n, (k, v)| n.label(k, v))
+    }
+
+    /// `kubernetes.io/hostname` set to the node's name.
+    pub fn hostname(self) -> Self {
+        let name = self.0["metadata"]["name"].as_str().unwrap_or_default();
+        let name = name.to_string();
+        self.label(HOSTNAME, &name)
+    }
+
+    /// `topology.kubernetes.io/zone`.
+    pub fn zone(self, zone: &str) -> Self {
+        self.label(ZONE, zone)
+    }
+
+    /// Allocatable `cpu` millicores and `memory` bytes, and 110 pods.
+    pub fn capacity(mut self, cpu_milli: i64, memory: i64) -> Self {
+        self.0["status"]["allocatable"] =
+            json!({"cpu": format!("{cpu_milli}m"), "memory": memory.to_string(), "pods": "110"});
+        self
+    }
+
+    pub fn json(self) -> Value {
+        self.0
+    }
+
+    pub fn obj(self) -> Node {
+        serde_json::from_value(self.0).unwrap()
+    }
+}
+
+/// A Pod `namespace/name` with uid `uid-<namespace>-<name>`, not bound to
+/// a node.
+pub fn make_pod(namespace: &str, name: &str) -> MakePod {
+    MakePod(json!({"metadata": {"name": name, "namespace": namespace,
+                                "uid": format!("uid-{namespace}-{name}"), "labels": {}}}))
+}
+
+/// A Pod under construction.
+#[derive(Debug, Clone)]
+pub struct MakePod(Value);
+
+impl MakePod {
+    pub fn uid(mut self, uid: &str) -> Self {
+        self.0["metadata"]["uid"] = uid.into();
+        self
+    }
+
+    pub fn label(mut self, key: &str, value: &str) -> Self {
+        self.0["metadata"]["labels"][key] = value.into();
+        self
+    }
+
+    pub fn labels(self, pairs: &[(&str, &str)]) -> Self {
+        pairs.iter().fold(self, |p, (k, v)| p.label(k, v))
+    }
+
+    /// `spec.nodeName`: the pod runs there.
+    pub fn node(mut self, node: &str) -> Self {
+        self.0["spec"]["nodeName"] = node.into();
+        self
+    }
+
+    pub fn phase(mut self, phase: &str) -> Self {
+        self.0["status"]["phase"] = phase.into();
+        self
+    }
+
+    /// `spec.priority`, as the Priority admission plugin resolved it.
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.0["spec"]["priority"] = priority.into();
+        self
+    }
+
+    /// One container, requesting `cpu_milli` millicores and `memory` bytes.
+    pub fn req(mut self, cpu_milli: i64, memory: i64) -> Self {
+        self.0["spec"]["containers"] = json!([{"name": "c", "resources": {"requests": {
+            "cpu": format!("{cpu_milli}m"), "memory": memory.to_string()}}}]);
+        self
+    }
+
+    /// `status.startTime` (RFC 3339), or none.
+    pub fn start(mut self, at: Option<&str>) -> Self {
+        self.0["status"]["startTime"] = at.into();
+        self
+    }
+
+    /// Any other `spec` field, as its JSON (`affinity`,
+    /// `topologySpreadConstraints`, `nodeSelector`, ...).
+    pub fn spec(mut self, field: &str, value: Value) -> Self {
+        self.0["spec"][field] = value;
+        self
+    }
+
+    pub fn json(self) -> Value {
+        self.0
+    }
+
+    pub fn obj(self) -> Pod {
+        serde_json::from_value(self.0).unwrap()
+    }
+}
+
+/// The snapshot of these nodes and pods.
+pub fn snapshot(nodes: Vec<Node>, pods: Vec<Pod>) -> Snapshot {
+    Snapshot::build(ClusterObjects {
+        nodes,
+        pods,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_built_node_has_its_name_labels_and_room() {
+        let node = make_node("n1")
+            .hostname()
+            .zone("z1")
+            .capacity(2000, 1 << 30);
+        let node = node.obj();
+        assert_eq!(node.metadata.name, "n1");
+        assert_eq!(
+            node.metadata.labels.get(HOSTNAME).map(String::as_str),
+            Some("n1")
+        );
+        assert_eq!(
+            node.metadata.labels.get(ZONE).map(String::as_str),
+            Some("z1")
+        );
+        assert!(!node.status.allocatable.is_empty());
+    }
+
+    #[test]
+    fn a_built_pod_is_what_its_json_says() {
+        let pod = make_pod("shop", "web-1")
+            .label("app", "web")
+            .node("n1")
+            .priority(7)
+            .phase("Running");
+        let json = pod.clone().json();
+        assert_eq!(json["spec"]["nodeName"], "n1");
+        let pod = pod.obj();
+        assert_eq!(pod.metadata.key(), "shop/web-1");
+        assert_eq!(pod.metadata.uid, "uid-shop-web-1");
+        assert_eq!(pod.spec.node_name, "n1");
+        assert_eq!(pod.spec.priority, Some(7));
+        assert_eq!(pod.status.phase, "Running");
+        assert_eq!(
+            pod.metadata.labels.get("app").map(String::as_str),
+            Some("web")
+        );
+    }
+
+    #[test]
+    fn a_snapshot_holds_what_it_was_built_from() {
+        let s = snapshot(
+            vec![make_node("n1").obj()],
+            vec![make_pod("ns", "p").node("n1").obj()],
+        );
+        assert!(s.node("n1").is_some());
+        assert!(s.pod("ns", "p").is_some());
+    }
+}
