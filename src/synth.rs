@@ -1123,8 +1123,9 @@ mod tests {
 
     #[test]
     fn the_bundled_shape_keeps_its_bytes() {
-        // The load scripts' numbers are comparable across rounds only while
-        // the bundled file stays the same: this is its hash since issue 14.
+        // The load scripts' rounds are comparable only while the bundled
+        // file stays the same: its length and hash before the shape became
+        // parameters.
         let text = generate_json(&SynthParams::new(200, 6_000));
         assert_eq!(
             (text.len(), fnv1a(&text)),
