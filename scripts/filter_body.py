@@ -1,9 +1,11 @@
 """Write the request bodies of the extender load test from a cluster file.
 
 The incoming pod is a realistic web replica joining the largest Deployment
-of the cluster: hard zone spread and soft hostname spread over its own app,
-required node affinity (node pools holding about a tenth of the nodes), required hostname anti-affinity to another app of its namespace,
-preferred zone affinity and anti-affinity to two more apps.
+of the cluster whose pods have a hard zone spread: hard zone spread and
+soft hostname spread over its own app, required node affinity (node pools
+holding about a tenth of the nodes), required hostname anti-affinity to
+another app of its namespace, preferred zone affinity and anti-affinity to
+two more apps.
 
 Bodies (OUT_DIR/load-NAME-body.json):
 - filter-500, prioritize-500: NodeNames mode, the first 500 nodes the
@@ -74,15 +76,28 @@ def pool_key(node_objs):
     sys.exit("no node carries a nodepool or pool label")
 
 
+def hard_zone_spread(pod):
+    return any(c.get("topologyKey") == "topology.kubernetes.io/zone"
+               and c.get("whenUnsatisfiable") == "DoNotSchedule"
+               for c in pod["spec"].get("topologySpreadConstraints") or [])
+
+
 def web_replica(items, node_objs):
     """The incoming pod and the node pools its required node affinity names."""
     apps = collections.Counter()
+    spread = set()
     for o in items:
         if o.get("kind") == "Pod" and o["spec"].get("nodeName"):
             labels = o["metadata"].get("labels") or {}
             if "app" in labels:
                 apps[(o["metadata"]["namespace"], labels["app"])] += 1
-    (ns, app), _ = apps.most_common(1)[0]
+                if hard_zone_spread(o):
+                    spread.add((o["metadata"]["namespace"], labels["app"]))
+    # A new replica of the largest Deployment whose pods spread over zones
+    # as the incoming pod does (where apps are all the same size, the
+    # largest of all may have other constraints); the largest when none do.
+    (ns, app), _ = next(((a, n) for a, n in apps.most_common() if a in spread),
+                        apps.most_common(1)[0])
     others = [a for (n, a), _ in apps.most_common() if n == ns and a != app][:3]
     while len(others) < 3:
         others.append(app)

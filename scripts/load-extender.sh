@@ -5,6 +5,7 @@
 # HTTP and the machine's mood), printed as a ratio table at the end.
 #
 #   scripts/load-extender.sh [DURATION] [NODES] [PODS]
+#   SHAPE=second scripts/load-extender.sh [DURATION] [NODES] [PODS]
 #
 # One keep-alive connection per verb, as one kube-scheduler calls its
 # extender; every request carries a new pod uid (scripts/wrk-unique.lua), so
@@ -34,15 +35,43 @@
 # Environment: BIN (default: build target/release/kube-arbiter), PORT
 # (18444; the live server listens on PORT+1), ROWS (space-separated subset
 # of the rows below), EXAMPLES=debug to build the examples (synth_cluster,
-# fake_apiserver) without --release, for a quick check on a small cluster.
-# Writes the cluster to target/synth-NODES-PODS.json once (about 250 MB at
-# full size). Needs wrk (Debian package `wrk`), curl and python3.
+# fake_apiserver) without --release, for a quick check on a small cluster,
+# and the cluster's shape (docs/benchmarks.md, "Cluster shapes"):
+#   SHAPE=bundled (default)  3 zones, 6-12 images per node; Deployments of
+#       10-300 replicas over 50 namespaces: 30 % with a hard zone spread,
+#       10 % each required hostname anti-affinity, preferred pod affinity
+#       and required node affinity, 5 % GPU; a PDB on every 2nd.
+#   SHAPE=second  issue 27's: 10 zones, 20 images per node; Deployments of
+#       100 replicas over 50 namespaces: 30 % with a hard zone spread, 10 %
+#       with required hostname anti-affinity, the rest unconstrained; a PDB
+#       on every 5th.
+#   SYNTH_FLAGS  more synth_cluster flags over the shape, e.g.
+#       "--spread-share 0.5 --pdb-every 1" (`synth_cluster --help` lists
+#       --zones --namespaces --app-size --images-per-node --pdb-every and
+#       the share of each constraint).
+#   SYNTH  a synth_cluster binary to use (default: build the example).
+# Writes the cluster to target/synth-NODES-PODS.json (SHAPE=second:
+# target/synth-second-NODES-PODS.json; SYNTH_FLAGS put their words in
+# front of NODES) once, about 250 MB at full size, and the request bodies to
+# target/load-NODES-PODS/ (named the same way). Needs wrk (Debian package
+# `wrk`), curl and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 duration=${1:-10}; nodes=${2:-5000}; pods=${3:-150000}
 port=${PORT:-18444}
 live_port=$((port + 1))
+shape=${SHAPE:-bundled}
+case $shape in
+    bundled) name=$nodes-$pods ;;
+    second) name=second-$nodes-$pods ;;
+    *) echo "SHAPE=$shape: unknown shape (bundled or second)" >&2; exit 2 ;;
+esac
+# SYNTH_FLAGS "--spread-share 0.5" names the files ...-spread-share-0.5-...
+read -ra flags <<<"${SYNTH_FLAGS:-}"
+words=""
+for flag in "${flags[@]}"; do words+=${flag#--}-; done
+name=$words$name
 command -v wrk >/dev/null || { echo "wrk is not installed: apt-get install -y wrk" >&2; exit 2; }
 if [ -z "${BIN:-}" ]; then
     cargo build --release --quiet --bin kube-arbiter
@@ -61,16 +90,20 @@ wanted() {
     done
     return 1
 }
-state=target/synth-$nodes-$pods.json
+state=target/synth-$name.json
 if [ ! -s "$state" ]; then
-    "${examples[@]}" synth_cluster
-    "$examples_dir/synth_cluster" "$nodes" "$pods" > "$state"
+    if [ -z "${SYNTH:-}" ]; then
+        "${examples[@]}" synth_cluster
+        SYNTH=$examples_dir/synth_cluster
+    fi
+    "$SYNTH" "$nodes" "$pods" --shape "$shape" "${flags[@]}" > "$state.partial"
+    mv "$state.partial" "$state"
 fi
-[ -s "target/load-$nodes-$pods/load-preempt-body.json" ] || {
-    mkdir -p "target/load-$nodes-$pods"
-    python3 scripts/filter_body.py "$state" "target/load-$nodes-$pods"
+bodies=target/load-$name
+[ -s "$bodies/load-preempt-body.json" ] || {
+    mkdir -p "$bodies"
+    python3 scripts/filter_body.py "$state" "$bodies"
 }
-bodies=target/load-$nodes-$pods
 
 log=$(mktemp); out=$(mktemp -d)
 pids=()

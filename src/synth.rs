@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 
 use crate::cluster::ClusterObjects;
 
+pub mod flags;
+
 /// The size and shape of a synthetic cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SynthParams {
@@ -35,10 +37,88 @@ pub struct SynthParams {
     /// conditions, container states): about 3.3 KB per pod instead of 1.5 KB.
     /// Nodes always carry their full detail.
     pub verbose: bool,
+    /// Replicas of every Deployment (the last one takes what is left).
+    /// `None`: 10 to 300 at random, anti-affinity apps at most a quarter of
+    /// the nodes (and 60), GPU apps at most 12.
+    pub app_size: Option<usize>,
+    /// Which scheduling constraints the Deployments carry.
+    pub mix: PlacementMix,
+    /// Every `pdb_every`-th Deployment has a PodDisruptionBudget; 0: none.
+    pub pdb_every: usize,
+    /// Images in each node's status (the bulk of a node object a policy
+    /// never reads). `None`: 6 to 12 at random.
+    pub images_per_node: Option<usize>,
+}
+
+/// Percent of the Deployments with each kind of scheduling constraint; the
+/// rest have none. Deployments take the kinds in a fixed rotation (see
+/// [`PlacementMix::placement`]), so even a small cluster has every kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlacementMix {
+    /// Hard zone spread (DoNotSchedule) plus soft hostname spread.
+    pub spread: u8,
+    /// Required anti-affinity to the own app on the hostname.
+    pub anti_affinity: u8,
+    /// Preferred affinity to another app of the namespace, by zone.
+    pub prefer_affinity: u8,
+    /// Required node affinity to one zone, preferred SSD nodes.
+    pub node_affinity: u8,
+    /// Tolerates the GPU taint and requests a GPU.
+    pub gpu: u8,
+}
+
+impl PlacementMix {
+    /// The bundled shape's mix: 30 % spread, 10 % each anti-affinity,
+    /// preferred affinity and node affinity, 5 % GPU.
+    pub const BUNDLED: Self = Self {
+        spread: 30,
+        anti_affinity: 10,
+        prefer_affinity: 10,
+        node_affinity: 10,
+        gpu: 5,
+    };
+
+    /// The sum of the shares, at most 100 for a valid mix.
+    fn total(&self) -> u32 {
+        [
+            self.spread,
+            self.anti_affinity,
+            self.prefer_affinity,
+            self.node_affinity,
+            self.gpu,
+        ]
+        .iter()
+        .map(|&s| u32::from(s))
+        .sum()
+    }
+
+    /// The kind of Deployment `index`. Each run of 20 Deployments gets
+    /// the shares rounded down to 5 % in order (spread first, plain
+    /// last), and five such runs make up the remaining whole percents, so
+    /// any 100 consecutive Deployments match the mix exactly.
+    fn placement(&self, index: usize) -> Placement {
+        let point = (index % 20) * 5 + (index / 20) % 5;
+        let mut bound = 0;
+        for (share, placement) in [
+            (self.spread, Placement::Spread),
+            (self.anti_affinity, Placement::AntiAffinity),
+            (self.prefer_affinity, Placement::PreferAffinity),
+            (self.node_affinity, Placement::NodeAffinity),
+            (self.gpu, Placement::Gpu),
+        ] {
+            bound += usize::from(share);
+            if point < bound {
+                return placement;
+            }
+        }
+        Placement::Plain
+    }
 }
 
 impl SynthParams {
-    /// `nodes` nodes over 3 zones, `pods` pods over 50 namespaces.
+    /// The bundled shape: `nodes` nodes over 3 zones, `pods` pods over 50
+    /// namespaces in Deployments of 10 to 300 replicas, [`PlacementMix::BUNDLED`],
+    /// a PDB on every second Deployment, 6 to 12 images per node.
     pub fn new(nodes: usize, pods: usize) -> Self {
         Self {
             nodes,
@@ -47,6 +127,31 @@ impl SynthParams {
             namespaces: 50,
             seed: 0x6b75_6265_6172_6269,
             verbose: false,
+            app_size: None,
+            mix: PlacementMix::BUNDLED,
+            pdb_every: 2,
+            images_per_node: None,
+        }
+    }
+
+    /// The second shape (issue 27): nodes with 20 images over 10 zones;
+    /// Deployments of 100 replicas over 50 namespaces, 30 % with a hard
+    /// zone spread, 10 % with required hostname anti-affinity, the rest
+    /// unconstrained; a PDB on every fifth Deployment.
+    pub fn second_shape(nodes: usize, pods: usize) -> Self {
+        Self {
+            zones: 10,
+            app_size: Some(100),
+            mix: PlacementMix {
+                spread: 30,
+                anti_affinity: 10,
+                prefer_affinity: 0,
+                node_affinity: 0,
+                gpu: 0,
+            },
+            pdb_every: 5,
+            images_per_node: Some(20),
+            ..Self::new(nodes, pods)
         }
     }
 }
@@ -194,7 +299,7 @@ struct NodeShape {
     drained: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Placement {
     Plain,
     /// Zone spread (DoNotSchedule) plus hostname spread (ScheduleAnyway).
@@ -280,14 +385,15 @@ pub fn generate_json(p: &SynthParams) -> String {
     };
 
     for (i, shape) in shapes.iter().enumerate() {
-        push(node_json(p.seed, i, shape, zones));
+        push(node_json(p, i, shape, zones));
     }
     for d in &deployments {
         for replica in 0..d.nodes.len() {
             push(pod_json(p, zones, d, replica, &shapes));
         }
     }
-    for d in deployments.iter().filter(|d| d.index.is_multiple_of(2)) {
+    let with_pdb = |d: &&Deployment| p.pdb_every > 0 && d.index.is_multiple_of(p.pdb_every);
+    for d in deployments.iter().filter(with_pdb) {
         push(pdb_json(p.seed, d));
     }
     for (name, value, global_default, policy) in PRIORITY_CLASSES {
@@ -394,23 +500,21 @@ fn plan_deployments(p: &SynthParams, zones: usize, shapes: &mut [NodeShape]) -> 
     while remaining > 0 {
         let index = deployments.len();
         let namespace = r.below(p.namespaces.max(1) as u64) as usize;
-        // A fixed rotation, so even a small cluster has every kind.
-        let placement = match index % 20 {
-            0..=5 => Placement::Spread,
-            6 | 7 => Placement::AntiAffinity,
-            8 | 9 => Placement::PreferAffinity,
-            10 | 11 => Placement::NodeAffinity,
-            12 => Placement::Gpu,
-            _ => Placement::Plain,
-        };
-        // One replica per node caps anti-affinity deployments well below
-        // the node count.
-        let max = match placement {
-            Placement::AntiAffinity => (p.nodes / 4).clamp(1, 60) as u64,
-            Placement::Gpu => 12,
-            _ => 300,
-        };
-        let replicas = (r.range(10.min(max), max) as usize).min(remaining);
+        let placement = p.mix.placement(index);
+        let replicas = match p.app_size {
+            Some(size) => size.max(1),
+            None => {
+                // One replica per node caps anti-affinity deployments well
+                // below the node count.
+                let max = match placement {
+                    Placement::AntiAffinity => (p.nodes / 4).clamp(1, 60) as u64,
+                    Placement::Gpu => 12,
+                    _ => 300,
+                };
+                r.range(10.min(max), max) as usize
+            }
+        }
+        .min(remaining);
         remaining -= replicas;
         let app = format!("{}-{index}", r.pick(&APP_WORDS));
         // Most pods run one container; some add a proxy or a log shipper.
@@ -519,8 +623,8 @@ fn place(d: &mut Deployment, replicas: usize, zones: usize, shapes: &mut [NodeSh
     }
 }
 
-fn node_json(seed: u64, i: usize, s: &NodeShape, zones: usize) -> Value {
-    let mut r = Rng::stream(seed, 3, i as u64);
+fn node_json(p: &SynthParams, i: usize, s: &NodeShape, zones: usize) -> Value {
+    let mut r = Rng::stream(p.seed, 3, i as u64);
     let ty = INSTANCE_TYPES[s.instance_type];
     let (cpu_m, mem) = allocatable(ty.1, ty.2);
     let zone = zone_name(s.zone % zones);
@@ -569,7 +673,11 @@ fn node_json(seed: u64, i: usize, s: &NodeShape, zones: usize) -> Value {
                            "effect": "PreferNoSchedule"}),
         );
     }
-    let images: Vec<Value> = (0..r.range(6, 12))
+    let image_count = match p.images_per_node {
+        Some(count) => count as u64,
+        None => r.range(6, 12),
+    };
+    let images: Vec<Value> = (0..image_count)
         .map(|k| {
             let name = format!(
                 "registry.example.com/base/layer-{}",
@@ -1011,6 +1119,98 @@ mod tests {
         let list: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(list["apiVersion"], "v1");
         assert_eq!(list["kind"], "List");
+    }
+
+    #[test]
+    fn the_bundled_shape_keeps_its_bytes() {
+        // The load scripts' rounds are comparable only while the bundled
+        // file stays the same: its length and hash before the shape became
+        // parameters.
+        let text = generate_json(&SynthParams::new(200, 6_000));
+        assert_eq!(
+            (text.len(), fnv1a(&text)),
+            (9_974_214, 0x5eed_dcb1_da82_a524)
+        );
+    }
+
+    #[test]
+    fn the_rotation_gives_each_kind_its_share_of_any_100_deployments() {
+        let bundled: Vec<Placement> = (0..20)
+            .map(|i| PlacementMix::BUNDLED.placement(i))
+            .collect();
+        use Placement::*;
+        let mut expected = vec![Spread; 6];
+        expected.extend([AntiAffinity, AntiAffinity, PreferAffinity, PreferAffinity]);
+        expected.extend([NodeAffinity, NodeAffinity, Gpu]);
+        expected.extend([Plain; 7]);
+        assert_eq!(bundled, expected, "the bundled rotation, every 20");
+        let mix = PlacementMix {
+            spread: 33,
+            anti_affinity: 7,
+            prefer_affinity: 0,
+            node_affinity: 1,
+            gpu: 59,
+        };
+        for start in [0, 37, 100] {
+            let kinds: Vec<Placement> = (start..start + 100).map(|i| mix.placement(i)).collect();
+            let count = |k: Placement| kinds.iter().filter(|&&p| p == k).count();
+            assert_eq!(
+                [count(Spread), count(AntiAffinity), count(PreferAffinity)],
+                [33, 7, 0]
+            );
+            assert_eq!([count(NodeAffinity), count(Gpu), count(Plain)], [1, 59, 0]);
+        }
+    }
+
+    #[test]
+    fn the_second_shape_has_the_proportions_of_issue_27() {
+        // 60 nodes for Deployments of 100: anti-affinity leaves 40 Pending.
+        let objects = generate_objects(&SynthParams::second_shape(60, 4_000)).unwrap();
+        assert_eq!(objects.replica_sets.len(), 40);
+        assert!(
+            objects
+                .replica_sets
+                .iter()
+                .all(|rs| rs.spec.replicas == Some(100))
+        );
+        assert_eq!(objects.pdbs.len(), 8);
+        assert_eq!(objects.namespaces.len(), 52);
+        let pods = &objects.pods;
+        let hard_spread = pods
+            .iter()
+            .filter(|p| {
+                p.spec
+                    .topology_spread_constraints
+                    .iter()
+                    .any(|c| c.when_unsatisfiable == "DoNotSchedule")
+            })
+            .count();
+        let anti: Vec<_> = pods
+            .iter()
+            .filter(|p| p.has_required_anti_affinity())
+            .collect();
+        assert_eq!((hard_spread, anti.len()), (1_200, 400));
+        assert!(
+            pods.iter()
+                .all(|p| p.pod_affinity().is_none() && p.node_affinity().is_none())
+        );
+        let mut seen = BTreeSet::new();
+        for pod in anti.iter().filter(|p| !p.spec.node_name.is_empty()) {
+            assert!(seen.insert((&pod.metadata.labels["app"], &pod.spec.node_name)));
+        }
+        assert!(anti.len() - seen.len() >= 4 * 40, "no room for them");
+        let zones: BTreeSet<_> = objects
+            .nodes
+            .iter()
+            .map(|n| &n.metadata.labels["topology.kubernetes.io/zone"])
+            .collect();
+        assert_eq!(zones.len(), 10);
+        let list: Value =
+            serde_json::from_str(&generate_json(&SynthParams::second_shape(3, 0))).unwrap();
+        let items = list["items"].as_array().unwrap();
+        for node in items.iter().filter(|o| o["kind"] == "Node") {
+            assert_eq!(node["status"]["images"].as_array().unwrap().len(), 20);
+        }
     }
 
     #[test]
