@@ -33,8 +33,9 @@ struct Parts {
     summaries: Vec<PodSummary>,
     /// Sum of every pod's requests.
     requested: Requests,
-    /// Each pod's UID as a JSON string (quoted, escaped), one after another.
-    uids_json: Vec<u8>,
+    /// Each pod's UID, one after another: beside the summaries, so looking
+    /// for a victim's UID reads no pod.
+    uids: String,
     /// Each pod's [`uid_hash`], in the order of the pods.
     uid_hashes: Vec<u32>,
     /// Positions, most important first ([`pod_importance`], a pod not started
@@ -55,7 +56,7 @@ pub struct PodSummary {
     pub start_time: Option<Timestamp>,
     /// What the scheduler reserves for the pod.
     pub requests: Requests,
-    uid_json: Range<u32>,
+    uid: Range<u32>,
 }
 
 impl NodePods {
@@ -76,7 +77,7 @@ impl NodePods {
         let mut parts = Parts::with_capacity(old.pods.len() + added.len());
         for (i, pod) in old.pods.iter().enumerate() {
             if !gone(pod) {
-                parts.push_known(pod, &old.summaries[i], self.uid_json(i), old.uid_hashes[i]);
+                parts.push_known(pod, &old.summaries[i], self.uid(i), old.uid_hashes[i]);
             }
         }
         for pod in added {
@@ -96,33 +97,20 @@ impl NodePods {
         &self.0.requested
     }
 
-    /// The UID of the pod at `position` as a JSON string, ready to write
-    /// into an answer; `""` when the pod has none.
-    pub fn uid_json(&self, position: usize) -> &[u8] {
-        let range = &self.0.summaries[position].uid_json;
-        &self.0.uids_json[range.start as usize..range.end as usize]
-    }
-
-    /// Whether the pod at `position` has a UID.
-    pub fn has_uid(&self, position: usize) -> bool {
-        self.0.summaries[position].uid_json.len() > 2
+    /// The UID of the pod at `position` (`""` when it has none), read
+    /// without touching the pod.
+    pub fn uid(&self, position: usize) -> &str {
+        let range = &self.0.summaries[position].uid;
+        &self.0.uids[range.start as usize..range.end as usize]
     }
 
     /// Whether one of the pods has the UID `uid`, as the cluster's UID
     /// index would say (which holds no empty UID): the pods' UID hashes
-    /// first, then the JSON text of a match, which equals `uid` only when
-    /// JSON writes it as is (no quote, backslash or control character).
+    /// first, then the UID of a match.
     pub fn has_pod_with_uid(&self, uid: &str) -> bool {
         let hash = uid_hash(uid);
-        // Between the quotes, without the backslash of an escape: the UID.
-        let same = |i: usize| {
-            let inner = &self.uid_json(i)[1..];
-            inner.len() == uid.len() + 1
-                && &inner[..uid.len()] == uid.as_bytes()
-                && memchr::memchr(b'\\', inner).is_none()
-        };
         !uid.is_empty()
-            && (self.0.uid_hashes.iter().enumerate()).any(|(i, h)| *h == hash && same(i))
+            && (self.0.uid_hashes.iter().enumerate()).any(|(i, h)| *h == hash && self.uid(i) == uid)
     }
 
     /// The positions of the pods in upstream's `MoreImportantPod` order
@@ -170,7 +158,7 @@ impl Parts {
             pods: Vec::with_capacity(pods),
             summaries: Vec::with_capacity(pods),
             requested: Requests::default(),
-            uids_json: Vec::with_capacity(pods * 40),
+            uids: String::with_capacity(pods * 36),
             uid_hashes: Vec::with_capacity(pods),
             by_importance: Vec::new(),
             unstarted: false,
@@ -194,14 +182,12 @@ impl Parts {
     }
 
     fn push_new(&mut self, pod: Arc<Pod>) {
-        let start = self.uids_json.len() as u32;
-        // Writing a string into a Vec cannot fail.
-        serde_json::to_writer(&mut self.uids_json, &pod.metadata.uid).ok();
+        let uid = self.push_uid(&pod.metadata.uid);
         let summary = PodSummary {
             priority: pod.priority(),
             start_time: pod.status.start_time,
             requests: assigned_pod_requests(&pod),
-            uid_json: start..self.uids_json.len() as u32,
+            uid,
         };
         self.requested.add(&summary.requests);
         self.summaries.push(summary);
@@ -209,16 +195,21 @@ impl Parts {
         self.pods.push(pod);
     }
 
-    fn push_known(&mut self, pod: &Arc<Pod>, summary: &PodSummary, uid_json: &[u8], hash: u32) {
-        let start = self.uids_json.len() as u32;
+    fn push_known(&mut self, pod: &Arc<Pod>, summary: &PodSummary, uid: &str, hash: u32) {
         self.uid_hashes.push(hash);
-        self.uids_json.extend_from_slice(uid_json);
+        let uid = self.push_uid(uid);
         self.requested.add(&summary.requests);
         self.summaries.push(PodSummary {
-            uid_json: start..self.uids_json.len() as u32,
+            uid,
             ..summary.clone()
         });
         self.pods.push(Arc::clone(pod));
+    }
+
+    fn push_uid(&mut self, uid: &str) -> Range<u32> {
+        let start = self.uids.len() as u32;
+        self.uids.push_str(uid);
+        start..self.uids.len() as u32
     }
 }
 
@@ -264,17 +255,19 @@ mod tests {
     }
 
     #[test]
-    fn uids_are_written_as_json_strings() {
+    fn uids_are_kept_as_they_are_and_found_by_value() {
+        let odd = "quote\"and\\slash\n";
         let pods = NodePods::new(vec![
             pod("plain-1", None, "0"),
             pod("", None, "0"),
-            pod("quote\"and\\slash\n", None, "0"),
+            pod(odd, None, "0"),
         ]);
-        assert_eq!(pods.uid_json(0), br#""plain-1""#);
-        assert_eq!(pods.uid_json(1), br#""""#);
-        assert!(pods.has_uid(0) && !pods.has_uid(1) && pods.has_uid(2));
-        let back: String = serde_json::from_slice(pods.uid_json(2)).unwrap();
-        assert_eq!(back, "quote\"and\\slash\n");
+        assert_eq!(
+            (pods.uid(0), pods.uid(1), pods.uid(2)),
+            ("plain-1", "", odd)
+        );
+        assert!(pods.has_pod_with_uid("plain-1") && pods.has_pod_with_uid(odd));
+        assert!(!pods.has_pod_with_uid("") && !pods.has_pod_with_uid("plain-"));
     }
 
     #[test]
@@ -294,7 +287,7 @@ mod tests {
         assert_eq!(changed.requested(), fresh.requested());
         let uids = |p: &NodePods| {
             (0..p.len())
-                .map(|i| p.uid_json(i).to_vec())
+                .map(|i| p.uid(i).to_string())
                 .collect::<Vec<_>>()
         };
         assert_eq!(uids(&changed), uids(&fresh));
