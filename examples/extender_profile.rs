@@ -94,9 +94,9 @@ fn filter_phases(
     recent: &RecentNodes,
     phases: &mut [std::time::Duration; 4],
 ) {
-    use kube_arbiter::api::extender_types::ExtenderArgs;
     use kube_arbiter::policy::domains::NodeAt;
     use kube_arbiter::policy::filter::PodFilters;
+    use kube_arbiter::wire::extender::ExtenderArgs;
     use std::time::Instant;
     let t = Instant::now();
     let args = ExtenderArgs::from_slice(body, recent).expect("body decodes");

@@ -26,10 +26,11 @@ use crate::policy::prioritize::prioritize;
 use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState};
 
-use super::extender_types::{
+use super::{in_flight, json_bytes, run_sized_async};
+use crate::wire::extender::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
-use super::{in_flight, json_bytes, prioritize_json, run_sized_async};
+use crate::wire::prioritize_answer;
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -99,7 +100,7 @@ async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Respo
                 }
                 incoming.record(&snapshot, scored);
             }
-            prioritize_json::host_priorities_json(&list).map_err(|e| {
+            prioritize_answer::host_priorities_json(&list).map_err(|e| {
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("cannot encode the answer: {e}"),

@@ -6,7 +6,7 @@
 //! In full `Nodes` mode each node is kept twice: decoded as our lean
 //! [`Node`] for the policies, and as the request's raw JSON text (borrowed,
 //! not copied) so the answer can hand kube-scheduler back its own objects.
-//! Such a body is read in parts (`extender_args_split`); the serde reading
+//! Such a body is read in parts (`extender_split`); the serde reading
 //! here is what tells a body it refuses what is wrong.
 
 use std::borrow::Cow;
@@ -33,7 +33,7 @@ pub struct ExtenderArgs<'a> {
     pub node_names: Option<Vec<NodeName<'a>>>,
     /// Every name in `node_names` is its own JSON string (no `"`, `\` or
     /// control character): the large-body reader checked the whole array
-    /// at once (`extender_args_split`). False when not known.
+    /// at once (`extender_split`). False when not known.
     pub node_names_plain: bool,
 }
 
@@ -80,7 +80,7 @@ impl<'a> ExtenderArgs<'a> {
         if body.len() < SPLIT_READ_MIN {
             return serde_json::from_slice(body);
         }
-        match super::extender_args_split::read(body, recent) {
+        match super::extender_split::read(body, recent) {
             Some(args) => Ok(args),
             None => serde_json::from_slice(body),
         }
@@ -366,7 +366,7 @@ impl<'a> FailedNodes<'a> {
 
 impl Serialize for FailedNodes<'_> {
     /// A plain map in recorded order. The server writes filter answers with
-    /// `ExtenderFilterResult::to_json` (api/filter_json.rs, which encodes
+    /// `ExtenderFilterResult::to_json` (wire/filter_answer.rs, which encodes
     /// each shared reason once); this is the reference it is tested against.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::extender_types::{ExtenderFilterResult, FailedNodes};
+use super::extender::{ExtenderFilterResult, FailedNodes};
 use super::json_string::{needs_escape, write_quoted, write_str};
 
 impl ExtenderFilterResult<'_> {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 
-use super::extender_types::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
+use super::extender::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
 use super::json_extent;
 use crate::model::{Node, Pod, RecentNodes};
 
