@@ -26,6 +26,7 @@ use crate::policy::prioritize::prioritize;
 use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState};
 
+use super::extender_verdicts::{record_failure, reserve_failures};
 use super::{in_flight, json_bytes, run_sized_async};
 use crate::wire::extender::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
@@ -236,12 +237,12 @@ fn sort_candidates<'a, T: Sync, P: Send>(
     let parts = map_parts(candidates, PARALLEL_CHECK_MIN, |_, part| {
         let verdicts: Vec<Verdict> = part.iter().map(&check).collect();
         let mut failed = ExtenderFilterResult::default();
-        let failures = failed.reserve_failures(verdicts.iter());
+        let failures = reserve_failures(&mut failed, verdicts.iter());
         let mut passed = Vec::with_capacity(part.len() - failures);
         for (candidate, verdict) in part.iter().zip(verdicts) {
             match verdict {
                 Ok(()) => passed.push(pass(candidate)),
-                Err(f) => failed.record_failure(name(candidate), f),
+                Err(f) => record_failure(&mut failed, name(candidate), f),
             }
         }
         Ok::<_, Infallible>((passed, failed))
@@ -546,7 +547,7 @@ mod tests {
             };
             match verdict {
                 Ok(()) => feasible.push(name.clone().into()),
-                Err(f) => want.record_failure(name.clone(), f),
+                Err(f) => record_failure(&mut want, name.clone(), f),
             }
         }
         want.node_names = Some(feasible);

@@ -6,6 +6,7 @@ pub mod admission;
 pub mod bind;
 pub mod explain;
 pub mod extender;
+mod extender_verdicts;
 mod in_flight;
 pub mod preempt;
 pub mod preempt_unknown;

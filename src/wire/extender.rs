@@ -20,8 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::model::shared::unpooled;
-use crate::model::{Node, Pod, RecentNodes};
-use crate::policy::{Code, Failure, Reason, Verdict};
+use crate::model::{Node, Pod, Reason, RecentNodes};
 
 /// `ExtenderArgs`: the pod and its candidates, either as full Nodes or as
 /// names (`nodeCacheCapable: true`). The pod is shared so the in-flight
@@ -293,22 +292,6 @@ impl<'a> ExtenderFilterResult<'a> {
             || self.nodes.as_ref().is_some_and(|n| !n.items.is_empty())
     }
 
-    /// Room for every failure among `verdicts` in its map: thousands of
-    /// failed nodes grew the lists (and copied them) a dozen times. The
-    /// number of failures.
-    pub fn reserve_failures<'v>(&mut self, verdicts: impl Iterator<Item = &'v Verdict>) -> usize {
-        let (mut unschedulable, mut unresolvable) = (0, 0);
-        for failure in verdicts.filter_map(|v| v.as_ref().err()) {
-            match failure.code {
-                Code::Unschedulable => unschedulable += 1,
-                Code::UnschedulableAndUnresolvable => unresolvable += 1,
-            }
-        }
-        self.failed_nodes.0.reserve(unschedulable);
-        self.failed_and_unresolvable_nodes.0.reserve(unresolvable);
-        unschedulable + unresolvable
-    }
-
     /// `later`'s failures after this answer's, each in its map (the
     /// candidates `later` judged came after these).
     pub fn append_failures(&mut self, mut later: Self) {
@@ -316,16 +299,6 @@ impl<'a> ExtenderFilterResult<'a> {
         self.failed_and_unresolvable_nodes
             .0
             .append(&mut later.failed_and_unresolvable_nodes.0);
-    }
-
-    /// `node` failed: Unschedulable goes to FailedNodes (preemption may
-    /// help), the rest to FailedAndUnresolvableNodes.
-    pub fn record_failure(&mut self, node: impl Into<NodeName<'a>>, failure: Failure) {
-        let map = match failure.code {
-            Code::Unschedulable => &mut self.failed_nodes,
-            Code::UnschedulableAndUnresolvable => &mut self.failed_and_unresolvable_nodes,
-        };
-        map.insert(node.into(), failure.reason);
     }
 }
 
@@ -340,6 +313,12 @@ pub struct FailedNodes<'a>(Vec<(NodeName<'a>, Reason)>);
 impl<'a> FailedNodes<'a> {
     pub fn insert(&mut self, node: NodeName<'a>, reason: impl Into<Reason>) {
         self.0.push((node, reason.into()));
+    }
+
+    /// Room for `additional` more (thousands of failed nodes grew the list,
+    /// and copied it, a dozen times).
+    pub fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional);
     }
 
     pub fn len(&self) -> usize {
@@ -408,8 +387,6 @@ pub struct HostPriority {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
 
     #[test]
@@ -507,27 +484,5 @@ mod tests {
         })
         .unwrap();
         assert_eq!(h, r#"{"Host":"a","Score":3}"#);
-    }
-
-    #[test]
-    fn failures_go_to_their_map_and_shared_reasons_encode_once_per_node() {
-        let zone: Arc<str> = "zone \"a\" is full\n".into();
-        let mut r = ExtenderFilterResult::default();
-        r.record_failure("n1", Failure::unschedulable(zone.clone()));
-        r.record_failure("n2", Failure::unresolvable("tainted"));
-        r.record_failure("n3", Failure::unschedulable(zone));
-        r.record_failure("n\"4", Failure::unschedulable("other"));
-        let v: serde_json::Value =
-            serde_json::from_slice(&serde_json::to_vec(&r).unwrap()).unwrap();
-        assert_eq!(
-            v["FailedNodes"],
-            serde_json::json!({"n1": "zone \"a\" is full\n", "n3": "zone \"a\" is full\n",
-                               "n\"4": "other"})
-        );
-        assert_eq!(
-            v["FailedAndUnresolvableNodes"],
-            serde_json::json!({"n2": "tainted"})
-        );
-        assert_eq!(r.failed_nodes.get("n3"), Some("zone \"a\" is full\n"));
     }
 }
