@@ -31,6 +31,7 @@ use super::{in_flight, json_bytes, run_sized_async};
 use crate::wire::extender::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
+use crate::wire::extender_read::read_args;
 use crate::wire::prioritize_answer;
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
@@ -43,7 +44,7 @@ pub fn routes() -> Router<AppState> {
 
 async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
     run_sized_async(body.len(), async move {
-        let args = ExtenderArgs::from_slice(&body, &state.recent_nodes);
+        let args = read_args(&body, &state.recent_nodes);
         let incoming = settle(&state, &args, in_flight::Verb::Filter).await;
         let snapshot = state.view.current();
         let (in_flight, mut feasible) = match (&incoming, &snapshot) {
@@ -83,7 +84,7 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
 
 async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
     run_sized_async(body.len(), async move {
-        let args = ExtenderArgs::from_slice(&body, &state.recent_nodes);
+        let args = read_args(&body, &state.recent_nodes);
         let incoming = settle(&state, &args, in_flight::Verb::Prioritize).await;
         let answer = state.snapshot().and_then(|snapshot| {
             let args = args.map_err(|e| ApiError::bad_request(undecodable(&e)))?;
@@ -141,7 +142,7 @@ pub fn filter<'a>(
     body: &'a [u8],
     recent: &RecentNodes,
 ) -> ExtenderFilterResult<'a> {
-    match ExtenderArgs::from_slice(body, recent) {
+    match read_args(body, recent) {
         Ok(args) => filter_args(snapshot, settings, args, &[], None),
         Err(e) => ExtenderFilterResult::error(undecodable(&e)),
     }
@@ -272,8 +273,7 @@ pub fn prioritize_body(
     body: &[u8],
     recent: &RecentNodes,
 ) -> Result<Vec<HostPriority>, ApiError> {
-    let args = ExtenderArgs::from_slice(body, recent)
-        .map_err(|e| ApiError::bad_request(undecodable(&e)))?;
+    let args = read_args(body, recent).map_err(|e| ApiError::bad_request(undecodable(&e)))?;
     prioritize_args(snapshot, settings, args)
 }
 
@@ -640,7 +640,7 @@ mod tests {
             let bytes = serde_json::to_vec(&body).unwrap();
             let mut out = Vec::new();
             let settings = SchedulingSettings::default();
-            let args = ExtenderArgs::from_slice(&bytes, &RecentNodes::default()).unwrap();
+            let args = read_args(&bytes, &RecentNodes::default()).unwrap();
             let answer = filter_args(Some(&s), &settings, args, &[], Some(&mut out));
             assert!(answer.has_feasible_node(), "{body}");
             assert_eq!(names(&out), ["n3"], "{body}");

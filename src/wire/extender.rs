@@ -6,8 +6,8 @@
 //! In full `Nodes` mode each node is kept twice: decoded as our lean
 //! [`Node`] for the policies, and as the request's raw JSON text (borrowed,
 //! not copied) so the answer can hand kube-scheduler back its own objects.
-//! Such a body is read in parts (`extender_split`); the serde reading
-//! here is what tells a body it refuses what is wrong.
+//! The serde reading here is what tells a body it refuses what is wrong;
+//! `extender_read` picks it or the reading in parts for each body.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -32,7 +32,7 @@ pub struct ExtenderArgs<'a> {
     pub node_names: Option<Vec<NodeName<'a>>>,
     /// Every name in `node_names` is its own JSON string (no `"`, `\` or
     /// control character): the large-body reader checked the whole array
-    /// at once (`extender_split`). False when not known.
+    /// at once (`extender_read`). False when not known.
     pub node_names_plain: bool,
 }
 
@@ -64,25 +64,6 @@ impl Serialize for RawNode<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let raw: &RawValue = serde_json::from_str(self.0).map_err(S::Error::custom)?;
         raw.serialize(s)
-    }
-}
-
-/// Bodies at least this large (a Nodes-mode NodeList, a few hundred or
-/// more NodeNames) are read in parts, which reads plain names directly;
-/// smaller ones in one serde pass, where the scan would save nothing.
-const SPLIT_READ_MIN: usize = 8 << 10;
-
-impl<'a> ExtenderArgs<'a> {
-    /// The args of `body`; Nodes-mode items sent recently are taken from
-    /// `recent` (large bodies, the only ones that carry many nodes).
-    pub fn from_slice(body: &'a [u8], recent: &RecentNodes) -> Result<Self, serde_json::Error> {
-        if body.len() < SPLIT_READ_MIN {
-            return serde_json::from_slice(body);
-        }
-        match super::extender_split::read(body, recent) {
-            Some(args) => Ok(args),
-            None => serde_json::from_slice(body),
-        }
     }
 }
 
@@ -216,7 +197,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
 /// `ExtenderFilterResult`, answered in the mode asked: `Nodes` (the
 /// request's own objects) or `NodeNames`.
 /// Below this many nodes one thread decodes them all.
-const PARALLEL_DECODE_MIN: usize = 512;
+pub(super) const PARALLEL_DECODE_MIN: usize = 512;
 
 /// Decode every node of a NodeList, each with its text. A full 5,000-node
 /// list is tens of MB of JSON, mostly fields we skip; decoding is the bulk
@@ -396,7 +377,7 @@ mod tests {
             r#"{"pod":{"metadata":{"name":"p"}},"nodenames":["a","b"]}"#,
             r#"{"POD":{"metadata":{"name":"p"}},"nodeNames":["a","b"],"extra":1}"#,
         ] {
-            let args = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap();
+            let args = serde_json::from_str::<ExtenderArgs>(body).unwrap();
             assert_eq!(args.pod.unwrap().metadata.name, "p", "{body}");
             assert_eq!(args.node_names.unwrap(), ["a", "b"]);
             assert!(args.nodes.is_none());
@@ -408,7 +389,7 @@ mod tests {
         let body = r#"{"pod":{},"nodes":{"kind":"NodeList","Items":[
             {"metadata":{"name":"n1","labels":{"z":"a"}},"status":{"images":[{"names":["x"]}]}},
             {"metadata":{"name":"n2"}}]}}"#;
-        let args = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap();
+        let args = serde_json::from_str::<ExtenderArgs>(body).unwrap();
         let items = args.nodes.unwrap().items;
         assert_eq!(items.len(), 2);
         assert_eq!(items[0].0.label("z"), Some("a"));
@@ -418,9 +399,8 @@ mod tests {
 
     #[test]
     fn null_fields_are_absent() {
-        let args = ExtenderArgs::from_slice(
+        let args = serde_json::from_slice::<ExtenderArgs>(
             br#"{"Pod":null,"Nodes":null,"NodeNames":null}"#,
-            &RecentNodes::default(),
         )
         .unwrap();
         assert!(args.pod.is_none() && args.nodes.is_none() && args.node_names.is_none());
@@ -428,42 +408,11 @@ mod tests {
 
     #[test]
     fn bad_node_item_names_its_index() {
-        let err = ExtenderArgs::from_slice(
+        let err = serde_json::from_slice::<ExtenderArgs>(
             br#"{"Nodes":{"items":[{"metadata":{"name":"ok"}},{"metadata":{"name":5}}]}}"#,
-            &RecentNodes::default(),
         )
         .unwrap_err();
         assert!(err.to_string().contains("Nodes.items[1]"), "{err}");
-    }
-
-    #[test]
-    fn large_lists_keep_their_order_and_name_the_first_bad_item() {
-        let items = |bad: &[usize]| {
-            (0..2 * PARALLEL_DECODE_MIN)
-                .map(|i| {
-                    if bad.contains(&i) {
-                        r#"{"metadata":{"name":5}}"#.to_string()
-                    } else {
-                        format!(r#"{{"metadata":{{"name":"n{i}"}}}}"#)
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[]));
-        let list = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default())
-            .unwrap()
-            .nodes
-            .unwrap();
-        assert_eq!(list.items.len(), 2 * PARALLEL_DECODE_MIN);
-        for (i, (node, raw)) in list.items.iter().enumerate() {
-            assert_eq!(node.name(), format!("n{i}"));
-            assert!(raw.text().contains(&format!("\"n{i}\"")));
-        }
-        let last = 2 * PARALLEL_DECODE_MIN - 1;
-        let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[700, last]));
-        let err = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap_err();
-        assert!(err.to_string().contains("Nodes.items[700]"), "{err}");
     }
 
     #[test]

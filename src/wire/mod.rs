@@ -14,7 +14,7 @@ pub mod admission;
 pub(crate) mod any_case;
 pub mod binding;
 pub mod extender;
-mod extender_split;
+pub mod extender_read;
 mod filter_answer;
 mod json_extent;
 pub(crate) mod json_string;
