@@ -194,8 +194,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
     }
 }
 
-/// `ExtenderFilterResult`, answered in the mode asked: `Nodes` (the
-/// request's own objects) or `NodeNames`.
 /// Below this many nodes one thread decodes them all.
 pub(super) const PARALLEL_DECODE_MIN: usize = 512;
 
@@ -203,7 +201,7 @@ pub(super) const PARALLEL_DECODE_MIN: usize = 512;
 /// list is tens of MB of JSON, mostly fields we skip; decoding is the bulk
 /// of a Nodes-mode request, so large lists are split over the machine's
 /// cores, and with `recent` a text sent before is not decoded again
-/// (`api::recent_nodes`). Their parts are not pooled. The error names the
+/// (`model::recent_nodes`). Their parts are not pooled. The error names the
 /// first bad item (the same error with or without `recent`: a kept node
 /// is one that decoded).
 pub(super) fn decode_nodes<'a>(
@@ -238,6 +236,8 @@ fn decode_each(texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Err
         .collect()
 }
 
+/// `ExtenderFilterResult`, answered in the mode asked: `Nodes` (the
+/// request's own objects) or `NodeNames`.
 #[derive(Debug, Default, Serialize)]
 pub struct ExtenderFilterResult<'a> {
     #[serde(rename = "Nodes")]
