@@ -94,12 +94,12 @@ fn filter_phases(
     recent: &RecentNodes,
     phases: &mut [std::time::Duration; 4],
 ) {
-    use kube_arbiter::api::extender_types::ExtenderArgs;
     use kube_arbiter::policy::domains::NodeAt;
     use kube_arbiter::policy::filter::PodFilters;
+    use kube_arbiter::wire::extender_read::read_args;
     use std::time::Instant;
     let t = Instant::now();
-    let args = ExtenderArgs::from_slice(body, recent).expect("body decodes");
+    let args = read_args(body, recent).expect("body decodes");
     let pod = args.pod.as_ref().expect("body has a pod");
     let names = args.node_names.as_ref().expect("NodeNames mode");
     phases[0] += t.elapsed();

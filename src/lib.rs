@@ -22,3 +22,4 @@ pub mod synth;
 /// Builders for the objects unit tests need (test builds only).
 #[cfg(test)]
 pub mod testing;
+pub mod wire;

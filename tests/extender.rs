@@ -147,7 +147,7 @@ fn with_unknown_names(body: &[u8], count: usize) -> Vec<u8> {
 
 #[tokio::test]
 async fn large_bodies_are_answered_as_small_ones() {
-    // Thousands of names: read by the split reader (api::extender_args_split),
+    // Thousands of names: read by the split reader (wire::extender_read),
     // unlike the small bodies above.
     let server = Launch::file(CLUSTER).start();
     let small = fixture("filter-web-node-names.json");

@@ -25,16 +25,16 @@ use serde_json::Value;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 
-use super::admission_types::{
-    ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
-    Review, ReviewEnvelope, Status,
-};
-use super::json_string;
 use crate::model::PriorityClass;
 use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
 use crate::policy::priority_class;
 use crate::server::metrics::ResultLabel;
 use crate::server::{ApiError, AppState};
+use crate::wire::admission::{
+    ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
+    Review, ReviewEnvelope, Status,
+};
+use crate::wire::json_string;
 
 /// `POST /admission/priority`.
 pub async fn priority(State(state): State<AppState>, body: Bytes) -> Response {

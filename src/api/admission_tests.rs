@@ -616,7 +616,7 @@ mod one_pass {
 
     use super::{class_obj, pod, ready_state};
     use crate::api::admission::*;
-    use crate::api::admission_types::{Decoded, PodPriorityFields};
+    use crate::wire::admission::{Decoded, PodPriorityFields};
 
     fn pick(choices: Vec<Option<Value>>) -> impl Strategy<Value = Option<Value>> {
         proptest::sample::select(choices)

@@ -26,10 +26,13 @@ use crate::policy::prioritize::prioritize;
 use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState};
 
-use super::extender_types::{
+use super::extender_verdicts::{record_failure, reserve_failures};
+use super::{in_flight, json_bytes, run_sized_async};
+use crate::wire::extender::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
-use super::{in_flight, json_bytes, prioritize_json, run_sized_async};
+use crate::wire::extender_read::read_args;
+use crate::wire::prioritize_answer;
 
 pub const UNKNOWN_NODE: &str = "node not found in kube-arbiter's cluster view";
 
@@ -41,7 +44,7 @@ pub fn routes() -> Router<AppState> {
 
 async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
     run_sized_async(body.len(), async move {
-        let args = ExtenderArgs::from_slice(&body, &state.recent_nodes);
+        let args = read_args(&body, &state.recent_nodes);
         let incoming = settle(&state, &args, in_flight::Verb::Filter).await;
         let snapshot = state.view.current();
         let (in_flight, mut feasible) = match (&incoming, &snapshot) {
@@ -81,7 +84,7 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
 
 async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
     run_sized_async(body.len(), async move {
-        let args = ExtenderArgs::from_slice(&body, &state.recent_nodes);
+        let args = read_args(&body, &state.recent_nodes);
         let incoming = settle(&state, &args, in_flight::Verb::Prioritize).await;
         let answer = state.snapshot().and_then(|snapshot| {
             let args = args.map_err(|e| ApiError::bad_request(undecodable(&e)))?;
@@ -99,7 +102,7 @@ async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Respo
                 }
                 incoming.record(&snapshot, scored);
             }
-            prioritize_json::host_priorities_json(&list).map_err(|e| {
+            prioritize_answer::host_priorities_json(&list).map_err(|e| {
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("cannot encode the answer: {e}"),
@@ -139,7 +142,7 @@ pub fn filter<'a>(
     body: &'a [u8],
     recent: &RecentNodes,
 ) -> ExtenderFilterResult<'a> {
-    match ExtenderArgs::from_slice(body, recent) {
+    match read_args(body, recent) {
         Ok(args) => filter_args(snapshot, settings, args, &[], None),
         Err(e) => ExtenderFilterResult::error(undecodable(&e)),
     }
@@ -235,12 +238,12 @@ fn sort_candidates<'a, T: Sync, P: Send>(
     let parts = map_parts(candidates, PARALLEL_CHECK_MIN, |_, part| {
         let verdicts: Vec<Verdict> = part.iter().map(&check).collect();
         let mut failed = ExtenderFilterResult::default();
-        let failures = failed.reserve_failures(verdicts.iter());
+        let failures = reserve_failures(&mut failed, verdicts.iter());
         let mut passed = Vec::with_capacity(part.len() - failures);
         for (candidate, verdict) in part.iter().zip(verdicts) {
             match verdict {
                 Ok(()) => passed.push(pass(candidate)),
-                Err(f) => failed.record_failure(name(candidate), f),
+                Err(f) => record_failure(&mut failed, name(candidate), f),
             }
         }
         Ok::<_, Infallible>((passed, failed))
@@ -270,8 +273,7 @@ pub fn prioritize_body(
     body: &[u8],
     recent: &RecentNodes,
 ) -> Result<Vec<HostPriority>, ApiError> {
-    let args = ExtenderArgs::from_slice(body, recent)
-        .map_err(|e| ApiError::bad_request(undecodable(&e)))?;
+    let args = read_args(body, recent).map_err(|e| ApiError::bad_request(undecodable(&e)))?;
     prioritize_args(snapshot, settings, args)
 }
 
@@ -545,7 +547,7 @@ mod tests {
             };
             match verdict {
                 Ok(()) => feasible.push(name.clone().into()),
-                Err(f) => want.record_failure(name.clone(), f),
+                Err(f) => record_failure(&mut want, name.clone(), f),
             }
         }
         want.node_names = Some(feasible);
@@ -638,7 +640,7 @@ mod tests {
             let bytes = serde_json::to_vec(&body).unwrap();
             let mut out = Vec::new();
             let settings = SchedulingSettings::default();
-            let args = ExtenderArgs::from_slice(&bytes, &RecentNodes::default()).unwrap();
+            let args = read_args(&bytes, &RecentNodes::default()).unwrap();
             let answer = filter_args(Some(&s), &settings, args, &[], Some(&mut out));
             assert!(answer.has_feasible_node(), "{body}");
             assert_eq!(names(&out), ["n3"], "{body}");

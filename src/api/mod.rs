@@ -1,25 +1,17 @@
-//! The wire edges: each group decodes its requests, calls policy with the
+//! The handlers: each group decodes its requests (`wire`), calls policy with the
 //! current snapshot and encodes the answer. [`routes`] hands the groups to
 //! the server, which mounts each behind its guard and body limit.
 
 pub mod admission;
-pub mod admission_types;
-mod any_case;
 pub mod bind;
 pub mod explain;
 pub mod extender;
-mod extender_args_split;
-pub mod extender_types;
-mod filter_json;
+mod extender_verdicts;
 mod in_flight;
-mod json_extent;
-mod json_string;
 pub mod preempt;
-pub mod preempt_named;
-mod prioritize_json;
+pub mod preempt_unknown;
 pub mod scale_in;
 mod scale_in_plan;
-mod valid_json;
 
 use axum::Router;
 use axum::http::{StatusCode, header};

@@ -18,9 +18,8 @@ use axum::response::Response;
 use axum::routing::post;
 use jiff::Timestamp;
 
-use super::any_case::AnyCase;
-use super::preempt_named::{Unknown, named_nodes};
-use super::{json_bytes, json_string, on_snapshot_sized};
+use super::preempt_unknown::Unknown;
+use super::{json_bytes, on_snapshot_sized};
 use crate::cluster::Snapshot;
 use crate::config::{Config, PreemptionAnswer};
 use crate::log_every::LogEvery;
@@ -29,6 +28,9 @@ use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Candidate, Preemptor, Victims, pick_one_node};
 use crate::server::metrics::Metrics;
 use crate::server::{ApiError, AppState};
+use crate::wire::any_case::AnyCase;
+use crate::wire::json_string;
+use crate::wire::preempt_args::named_nodes;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/scheduler/preempt", post(handle))

@@ -39,7 +39,7 @@ pub(super) fn needs_escape(bytes: &[u8]) -> bool {
 
 /// `s` as a JSON string: between quotes as it is when nothing in it needs
 /// escaping, else as serde_json writes it.
-pub(super) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
     if needs_escape(s.as_bytes()) {
         return serde_json::to_writer(out, s);
     }

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use super::extender_types::HostPriority;
+use super::extender::HostPriority;
 use super::json_string::write_str;
 
 /// `[{"Host":"..","Score":n},..]`.

@@ -6,8 +6,8 @@
 //! In full `Nodes` mode each node is kept twice: decoded as our lean
 //! [`Node`] for the policies, and as the request's raw JSON text (borrowed,
 //! not copied) so the answer can hand kube-scheduler back its own objects.
-//! Such a body is read in parts (`extender_args_split`); the serde reading
-//! here is what tells a body it refuses what is wrong.
+//! The serde reading here is what tells a body it refuses what is wrong;
+//! `extender_read` picks it or the reading in parts for each body.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -20,8 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::model::shared::unpooled;
-use crate::model::{Node, Pod, RecentNodes};
-use crate::policy::{Code, Failure, Reason, Verdict};
+use crate::model::{Node, Pod, Reason, RecentNodes};
 
 /// `ExtenderArgs`: the pod and its candidates, either as full Nodes or as
 /// names (`nodeCacheCapable: true`). The pod is shared so the in-flight
@@ -33,7 +32,7 @@ pub struct ExtenderArgs<'a> {
     pub node_names: Option<Vec<NodeName<'a>>>,
     /// Every name in `node_names` is its own JSON string (no `"`, `\` or
     /// control character): the large-body reader checked the whole array
-    /// at once (`extender_args_split`). False when not known.
+    /// at once (`extender_read`). False when not known.
     pub node_names_plain: bool,
 }
 
@@ -65,25 +64,6 @@ impl Serialize for RawNode<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let raw: &RawValue = serde_json::from_str(self.0).map_err(S::Error::custom)?;
         raw.serialize(s)
-    }
-}
-
-/// Bodies at least this large (a Nodes-mode NodeList, a few hundred or
-/// more NodeNames) are read in parts, which reads plain names directly;
-/// smaller ones in one serde pass, where the scan would save nothing.
-const SPLIT_READ_MIN: usize = 8 << 10;
-
-impl<'a> ExtenderArgs<'a> {
-    /// The args of `body`; Nodes-mode items sent recently are taken from
-    /// `recent` (large bodies, the only ones that carry many nodes).
-    pub fn from_slice(body: &'a [u8], recent: &RecentNodes) -> Result<Self, serde_json::Error> {
-        if body.len() < SPLIT_READ_MIN {
-            return serde_json::from_slice(body);
-        }
-        match super::extender_args_split::read(body, recent) {
-            Some(args) => Ok(args),
-            None => serde_json::from_slice(body),
-        }
     }
 }
 
@@ -214,16 +194,14 @@ impl<'de: 'a, 'a> Deserialize<'de> for Items<'a> {
     }
 }
 
-/// `ExtenderFilterResult`, answered in the mode asked: `Nodes` (the
-/// request's own objects) or `NodeNames`.
 /// Below this many nodes one thread decodes them all.
-const PARALLEL_DECODE_MIN: usize = 512;
+pub(super) const PARALLEL_DECODE_MIN: usize = 512;
 
 /// Decode every node of a NodeList, each with its text. A full 5,000-node
 /// list is tens of MB of JSON, mostly fields we skip; decoding is the bulk
 /// of a Nodes-mode request, so large lists are split over the machine's
 /// cores, and with `recent` a text sent before is not decoded again
-/// (`api::recent_nodes`). Their parts are not pooled. The error names the
+/// (`model::recent_nodes`). Their parts are not pooled. The error names the
 /// first bad item (the same error with or without `recent`: a kept node
 /// is one that decoded).
 pub(super) fn decode_nodes<'a>(
@@ -258,6 +236,8 @@ fn decode_each(texts: &[&str]) -> Result<Vec<Arc<Node>>, (usize, serde_json::Err
         .collect()
 }
 
+/// `ExtenderFilterResult`, answered in the mode asked: `Nodes` (the
+/// request's own objects) or `NodeNames`.
 #[derive(Debug, Default, Serialize)]
 pub struct ExtenderFilterResult<'a> {
     #[serde(rename = "Nodes")]
@@ -293,22 +273,6 @@ impl<'a> ExtenderFilterResult<'a> {
             || self.nodes.as_ref().is_some_and(|n| !n.items.is_empty())
     }
 
-    /// Room for every failure among `verdicts` in its map: thousands of
-    /// failed nodes grew the lists (and copied them) a dozen times. The
-    /// number of failures.
-    pub fn reserve_failures<'v>(&mut self, verdicts: impl Iterator<Item = &'v Verdict>) -> usize {
-        let (mut unschedulable, mut unresolvable) = (0, 0);
-        for failure in verdicts.filter_map(|v| v.as_ref().err()) {
-            match failure.code {
-                Code::Unschedulable => unschedulable += 1,
-                Code::UnschedulableAndUnresolvable => unresolvable += 1,
-            }
-        }
-        self.failed_nodes.0.reserve(unschedulable);
-        self.failed_and_unresolvable_nodes.0.reserve(unresolvable);
-        unschedulable + unresolvable
-    }
-
     /// `later`'s failures after this answer's, each in its map (the
     /// candidates `later` judged came after these).
     pub fn append_failures(&mut self, mut later: Self) {
@@ -316,16 +280,6 @@ impl<'a> ExtenderFilterResult<'a> {
         self.failed_and_unresolvable_nodes
             .0
             .append(&mut later.failed_and_unresolvable_nodes.0);
-    }
-
-    /// `node` failed: Unschedulable goes to FailedNodes (preemption may
-    /// help), the rest to FailedAndUnresolvableNodes.
-    pub fn record_failure(&mut self, node: impl Into<NodeName<'a>>, failure: Failure) {
-        let map = match failure.code {
-            Code::Unschedulable => &mut self.failed_nodes,
-            Code::UnschedulableAndUnresolvable => &mut self.failed_and_unresolvable_nodes,
-        };
-        map.insert(node.into(), failure.reason);
     }
 }
 
@@ -340,6 +294,12 @@ pub struct FailedNodes<'a>(Vec<(NodeName<'a>, Reason)>);
 impl<'a> FailedNodes<'a> {
     pub fn insert(&mut self, node: NodeName<'a>, reason: impl Into<Reason>) {
         self.0.push((node, reason.into()));
+    }
+
+    /// Room for `additional` more (thousands of failed nodes grew the list,
+    /// and copied it, a dozen times).
+    pub fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional);
     }
 
     pub fn len(&self) -> usize {
@@ -366,7 +326,7 @@ impl<'a> FailedNodes<'a> {
 
 impl Serialize for FailedNodes<'_> {
     /// A plain map in recorded order. The server writes filter answers with
-    /// `ExtenderFilterResult::to_json` (api/filter_json.rs, which encodes
+    /// `ExtenderFilterResult::to_json` (wire/filter_answer.rs, which encodes
     /// each shared reason once); this is the reference it is tested against.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;
@@ -408,8 +368,6 @@ pub struct HostPriority {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
 
     #[test]
@@ -419,7 +377,7 @@ mod tests {
             r#"{"pod":{"metadata":{"name":"p"}},"nodenames":["a","b"]}"#,
             r#"{"POD":{"metadata":{"name":"p"}},"nodeNames":["a","b"],"extra":1}"#,
         ] {
-            let args = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap();
+            let args = serde_json::from_str::<ExtenderArgs>(body).unwrap();
             assert_eq!(args.pod.unwrap().metadata.name, "p", "{body}");
             assert_eq!(args.node_names.unwrap(), ["a", "b"]);
             assert!(args.nodes.is_none());
@@ -431,7 +389,7 @@ mod tests {
         let body = r#"{"pod":{},"nodes":{"kind":"NodeList","Items":[
             {"metadata":{"name":"n1","labels":{"z":"a"}},"status":{"images":[{"names":["x"]}]}},
             {"metadata":{"name":"n2"}}]}}"#;
-        let args = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap();
+        let args = serde_json::from_str::<ExtenderArgs>(body).unwrap();
         let items = args.nodes.unwrap().items;
         assert_eq!(items.len(), 2);
         assert_eq!(items[0].0.label("z"), Some("a"));
@@ -441,9 +399,8 @@ mod tests {
 
     #[test]
     fn null_fields_are_absent() {
-        let args = ExtenderArgs::from_slice(
+        let args = serde_json::from_slice::<ExtenderArgs>(
             br#"{"Pod":null,"Nodes":null,"NodeNames":null}"#,
-            &RecentNodes::default(),
         )
         .unwrap();
         assert!(args.pod.is_none() && args.nodes.is_none() && args.node_names.is_none());
@@ -451,42 +408,11 @@ mod tests {
 
     #[test]
     fn bad_node_item_names_its_index() {
-        let err = ExtenderArgs::from_slice(
+        let err = serde_json::from_slice::<ExtenderArgs>(
             br#"{"Nodes":{"items":[{"metadata":{"name":"ok"}},{"metadata":{"name":5}}]}}"#,
-            &RecentNodes::default(),
         )
         .unwrap_err();
         assert!(err.to_string().contains("Nodes.items[1]"), "{err}");
-    }
-
-    #[test]
-    fn large_lists_keep_their_order_and_name_the_first_bad_item() {
-        let items = |bad: &[usize]| {
-            (0..2 * PARALLEL_DECODE_MIN)
-                .map(|i| {
-                    if bad.contains(&i) {
-                        r#"{"metadata":{"name":5}}"#.to_string()
-                    } else {
-                        format!(r#"{{"metadata":{{"name":"n{i}"}}}}"#)
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[]));
-        let list = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default())
-            .unwrap()
-            .nodes
-            .unwrap();
-        assert_eq!(list.items.len(), 2 * PARALLEL_DECODE_MIN);
-        for (i, (node, raw)) in list.items.iter().enumerate() {
-            assert_eq!(node.name(), format!("n{i}"));
-            assert!(raw.text().contains(&format!("\"n{i}\"")));
-        }
-        let last = 2 * PARALLEL_DECODE_MIN - 1;
-        let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[700, last]));
-        let err = ExtenderArgs::from_slice(body.as_bytes(), &RecentNodes::default()).unwrap_err();
-        assert!(err.to_string().contains("Nodes.items[700]"), "{err}");
     }
 
     #[test]
@@ -507,27 +433,5 @@ mod tests {
         })
         .unwrap();
         assert_eq!(h, r#"{"Host":"a","Score":3}"#);
-    }
-
-    #[test]
-    fn failures_go_to_their_map_and_shared_reasons_encode_once_per_node() {
-        let zone: Arc<str> = "zone \"a\" is full\n".into();
-        let mut r = ExtenderFilterResult::default();
-        r.record_failure("n1", Failure::unschedulable(zone.clone()));
-        r.record_failure("n2", Failure::unresolvable("tainted"));
-        r.record_failure("n3", Failure::unschedulable(zone));
-        r.record_failure("n\"4", Failure::unschedulable("other"));
-        let v: serde_json::Value =
-            serde_json::from_slice(&serde_json::to_vec(&r).unwrap()).unwrap();
-        assert_eq!(
-            v["FailedNodes"],
-            serde_json::json!({"n1": "zone \"a\" is full\n", "n3": "zone \"a\" is full\n",
-                               "n\"4": "other"})
-        );
-        assert_eq!(
-            v["FailedAndUnresolvableNodes"],
-            serde_json::json!({"n2": "tainted"})
-        );
-        assert_eq!(r.failed_nodes.get("n3"), Some("zone \"a\" is full\n"));
     }
 }

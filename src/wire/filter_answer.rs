@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::extender_types::{ExtenderFilterResult, FailedNodes};
+use super::extender::{ExtenderFilterResult, FailedNodes};
 use super::json_string::{needs_escape, write_quoted, write_str};
 
 impl ExtenderFilterResult<'_> {
@@ -127,7 +127,7 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
-    use crate::policy::Failure;
+    use crate::model::Reason;
 
     #[test]
     fn hand_written_answer_is_byte_for_byte_serdes() {
@@ -140,11 +140,13 @@ mod tests {
             ]),
             ..Default::default()
         };
-        let shared = Failure::unschedulable("zone \"a\" is full\n");
-        r.record_failure("n1", shared.clone());
-        r.record_failure("n\\2", shared);
-        r.record_failure("n3", Failure::unresolvable("node(s) had untolerated taint"));
-        r.record_failure("n4", Failure::unschedulable("other"));
+        // One shared text, written once and copied for the second node.
+        let shared = Reason::from("zone \"a\" is full\n");
+        r.failed_nodes.insert("n1".into(), shared.clone());
+        r.failed_nodes.insert("n\\2".into(), shared);
+        r.failed_and_unresolvable_nodes
+            .insert("n3".into(), "node(s) had untolerated taint");
+        r.failed_nodes.insert("n4".into(), "other");
         let ours = r.to_json(0).unwrap();
         assert_eq!(
             String::from_utf8(ours).unwrap(),
@@ -163,7 +165,7 @@ mod tests {
 
     #[test]
     fn plain_names_are_copied_as_serde_writes_them() {
-        let reason = Failure::unschedulable("zone \"a\" is full");
+        let reason = Reason::from("zone \"a\" is full");
         let mut r = ExtenderFilterResult {
             node_names: Some(vec![
                 Cow::Borrowed("ip-10-0-0-1.internal"),
@@ -172,9 +174,10 @@ mod tests {
             node_names_plain: true,
             ..Default::default()
         };
-        r.record_failure("n1", reason.clone());
-        r.record_failure("n2", reason);
-        r.record_failure("n3", Failure::unresolvable("node(s) had untolerated taint"));
+        r.failed_nodes.insert("n1".into(), reason.clone());
+        r.failed_nodes.insert("n2".into(), reason);
+        r.failed_and_unresolvable_nodes
+            .insert("n3".into(), "node(s) had untolerated taint");
         assert_eq!(r.to_json(0).unwrap(), serde_json::to_vec(&r).unwrap());
     }
 }

@@ -1,5 +1,7 @@
-//! Reading an ExtenderArgs in parts, for large bodies: a Nodes-mode
-//! NodeList, or thousands of NodeNames.
+//! Reading an ExtenderArgs body ([`read_args`]): small ones in one serde
+//! pass (`wire::extender`'s Deserialize), large ones in parts: a
+//! Nodes-mode NodeList, or thousands of NodeNames. This module uses the
+//! shapes of `wire::extender`; they do not know it.
 //!
 //! With `nodeCacheCapable: false` kube-scheduler sends every candidate as
 //! a full v1 Node: tens of MB, nearly all of it fields the policies skip.
@@ -19,13 +21,34 @@ use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 
-use super::extender_types::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
+use super::extender::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
 use super::json_extent;
 use crate::model::{Node, Pod, RecentNodes};
 
+/// Bodies at least this large (a Nodes-mode NodeList, a few hundred or
+/// more NodeNames) are read in parts, which reads plain names directly;
+/// smaller ones in one serde pass, where the scan would save nothing.
+const SPLIT_READ_MIN: usize = 8 << 10;
+
+/// The args of `body`; Nodes-mode items sent recently are taken from
+/// `recent` (large bodies, the only ones that carry many nodes). A body
+/// refused is refused with serde_json's error.
+pub fn read_args<'a>(
+    body: &'a [u8],
+    recent: &RecentNodes,
+) -> Result<ExtenderArgs<'a>, serde_json::Error> {
+    if body.len() < SPLIT_READ_MIN {
+        return serde_json::from_slice(body);
+    }
+    match read_in_parts(body, recent) {
+        Some(args) => Ok(args),
+        None => serde_json::from_slice(body),
+    }
+}
+
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
 /// (the caller reads it again with serde_json to say why).
-pub fn read<'a>(body: &'a [u8], recent: &RecentNodes) -> Option<ExtenderArgs<'a>> {
+fn read_in_parts<'a>(body: &'a [u8], recent: &RecentNodes) -> Option<ExtenderArgs<'a>> {
     let mut scan = Scan::new(body);
     let mut args = ExtenderArgs::default();
     scan.object(|key, scan| {
@@ -267,7 +290,7 @@ mod tests {
     /// serde_json refuses is refused.
     fn agree(body: &[u8]) -> Result<bool, TestCaseError> {
         let whole = serde_json::from_slice::<ExtenderArgs<'_>>(body);
-        match (read(body, &RecentNodes::default()), &whole) {
+        match (read_in_parts(body, &RecentNodes::default()), &whole) {
             (Some(split), Ok(whole)) => {
                 prop_assert_eq!(parts(&split), parts(whole));
                 // Names said to be plain are their own JSON strings.
@@ -285,7 +308,7 @@ mod tests {
             }
             (None, _) => {}
         }
-        Ok(read(body, &RecentNodes::default()).is_some())
+        Ok(read_in_parts(body, &RecentNodes::default()).is_some())
     }
 
     fn realistic_nodes(count: usize) -> Vec<Value> {
@@ -316,7 +339,7 @@ mod tests {
             agree(&body).unwrap(),
             "the realistic body took the slow path"
         );
-        let args = read(&body, &RecentNodes::default()).unwrap();
+        let args = read_in_parts(&body, &RecentNodes::default()).unwrap();
         let items = &args.nodes.as_ref().unwrap().items;
         for ((node, raw), want) in items.iter().zip(&nodes) {
             assert_eq!(node.name(), want["metadata"]["name"]);
@@ -350,7 +373,7 @@ mod tests {
             b"{\"NodeNames\":[\"abcdefghijklmnop",
         ] {
             assert!(
-                read(body, &RecentNodes::default()).is_none(),
+                read_in_parts(body, &RecentNodes::default()).is_none(),
                 "{}",
                 String::from_utf8_lossy(body)
             );
@@ -372,7 +395,7 @@ mod tests {
             ["ip-10-0-0-1.eu-west-1.compute.internal", "", "zéz"]
         );
         assert_eq!(scan.at, plain.len());
-        let args = read(body, &RecentNodes::default()).unwrap();
+        let args = read_in_parts(body, &RecentNodes::default()).unwrap();
         assert_eq!(
             args.node_names.unwrap(),
             ["ip-10-0-0-1.eu-west-1.compute.internal", "né", "", "zéz"]
@@ -468,5 +491,38 @@ mod tests {
                 None => prop_assert!(escaped, "{text}"),
             }
         }
+    }
+
+    #[test]
+    fn large_lists_keep_their_order_and_name_the_first_bad_item() {
+        let items = |bad: &[usize]| {
+            (0..2 * super::super::extender::PARALLEL_DECODE_MIN)
+                .map(|i| {
+                    if bad.contains(&i) {
+                        r#"{"metadata":{"name":5}}"#.to_string()
+                    } else {
+                        format!(r#"{{"metadata":{{"name":"n{i}"}}}}"#)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[]));
+        let list = read_args(body.as_bytes(), &RecentNodes::default())
+            .unwrap()
+            .nodes
+            .unwrap();
+        assert_eq!(
+            list.items.len(),
+            2 * super::super::extender::PARALLEL_DECODE_MIN
+        );
+        for (i, (node, raw)) in list.items.iter().enumerate() {
+            assert_eq!(node.name(), format!("n{i}"));
+            assert!(raw.text().contains(&format!("\"n{i}\"")));
+        }
+        let last = 2 * super::super::extender::PARALLEL_DECODE_MIN - 1;
+        let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[700, last]));
+        let err = read_args(body.as_bytes(), &RecentNodes::default()).unwrap_err();
+        assert!(err.to_string().contains("Nodes.items[700]"), "{err}");
     }
 }
