@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 use futures::StreamExt;
 use kube::api::Api;
 use kube::core::ApiResource;
@@ -77,44 +78,21 @@ pub(crate) fn describe(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// Exponential backoff between relists, reset by a completed list.
-struct Backoff {
-    next: Duration,
-}
-
 const BACKOFF_FIRST: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
-impl Backoff {
-    fn new() -> Self {
-        Self {
-            next: BACKOFF_FIRST,
-        }
-    }
-
-    fn reset(&mut self) {
-        self.next = BACKOFF_FIRST;
-    }
-
-    fn step(&mut self) -> Duration {
-        let now = self.next;
-        self.next = (self.next * 2).min(BACKOFF_MAX);
-        now
-    }
-}
-
-/// Between half and all of `d`, by `unit` in [0, 1): the kinds' retries
-/// spread out instead of reaching a recovering API server together, and
-/// the first of them, which wakes the others, comes sooner.
-fn jittered(d: Duration, unit: f64) -> Duration {
-    d.mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
-}
-
-/// A random number in [0, 1) from std's randomly keyed hasher.
-fn random_unit() -> f64 {
-    use std::hash::BuildHasher;
-    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
-    (bits >> 11) as f64 / (1u64 << 53) as f64
+/// The waits before each relist, reset by a completed list: 200 ms
+/// doubling up to 30 s, each drawn between half of it and all of it, so the
+/// kinds' retries spread out instead of reaching a recovering API server
+/// together, and the first of them, which wakes the others, comes sooner.
+/// backon adds up to one more delay at random, so it starts from halves.
+fn relist_delays() -> ExponentialBackoff {
+    ExponentialBuilder::default()
+        .with_min_delay(BACKOFF_FIRST / 2)
+        .with_max_delay(BACKOFF_MAX / 2)
+        .with_jitter()
+        .without_max_times()
+        .build()
 }
 
 /// Watch one kind until the writer goes away; `retry_now` ends a backoff
@@ -128,7 +106,7 @@ pub async fn run<T: LeanObject>(
     retry_now: Arc<Notify>,
 ) {
     let api: Api<Ingested<T>> = Api::all_with(client, &resource);
-    let mut backoff = Backoff::new();
+    let mut delays = relist_delays();
     loop {
         let stream = watcher(api.clone(), watcher::Config::default().any_semantic());
         let mut stream = std::pin::pin!(stream);
@@ -143,7 +121,7 @@ pub async fn run<T: LeanObject>(
                 watcher::Event::Init => KindEvent::Init,
                 watcher::Event::InitApply(o) => KindEvent::InitApply(Arc::new(o.object)),
                 watcher::Event::InitDone => {
-                    backoff.reset();
+                    delays = relist_delays();
                     KindEvent::InitDone
                 }
                 watcher::Event::Apply(o) => KindEvent::Apply(Arc::new(o.object)),
@@ -153,7 +131,7 @@ pub async fn run<T: LeanObject>(
                 return;
             }
         };
-        let retry_in = jittered(backoff.step(), random_unit());
+        let retry_in = delays.next().unwrap_or(BACKOFF_MAX);
         let report = Report::Failed {
             kind,
             failure,
@@ -178,16 +156,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backoff_doubles_up_to_a_cap_and_resets() {
-        let mut b = Backoff::new();
-        assert_eq!(b.step(), Duration::from_millis(200));
-        assert_eq!(b.step(), Duration::from_millis(400));
+    fn relist_waits_double_up_to_a_cap_each_within_its_upper_half() {
+        let mut delays = relist_delays();
+        let mut full = BACKOFF_FIRST;
         for _ in 0..20 {
-            b.step();
+            let wait = delays.next().unwrap();
+            assert!(
+                wait >= full / 2 && wait <= full,
+                "{wait:?} outside [{:?}, {full:?}]",
+                full / 2
+            );
+            full = (full * 2).min(BACKOFF_MAX);
         }
-        assert_eq!(b.step(), BACKOFF_MAX);
-        b.reset();
-        assert_eq!(b.step(), BACKOFF_FIRST);
+        assert_eq!(full, BACKOFF_MAX);
+        let first = relist_delays().next().unwrap();
+        assert!(first >= BACKOFF_FIRST / 2 && first <= BACKOFF_FIRST);
     }
 
     #[test]
@@ -238,16 +221,12 @@ mod tests {
     }
 
     #[test]
-    fn jitter_keeps_half_to_all_of_the_backoff() {
-        let d = Duration::from_secs(30);
-        assert_eq!(jittered(d, 0.0), Duration::from_secs(15));
-        assert_eq!(jittered(d, 0.5), Duration::from_millis(22_500));
-        assert!(jittered(d, 0.999_999) <= d);
-        let draws: Vec<f64> = (0..64).map(|_| random_unit()).collect();
-        assert!(draws.iter().all(|u| (0.0..1.0).contains(u)), "{draws:?}");
+    fn each_watch_draws_its_own_waits() {
+        let firsts: Vec<Duration> = (0..64).filter_map(|_| relist_delays().next()).collect();
+        assert_eq!(firsts.len(), 64);
         assert!(
-            draws.iter().any(|u| *u != draws[0]),
-            "draws differ: {draws:?}"
+            firsts.iter().any(|d| *d != firsts[0]),
+            "all equal: {firsts:?}"
         );
     }
 }
