@@ -178,7 +178,7 @@ pub fn filter_args<'a>(
     filters.admit_in_flight(snapshot, in_flight);
     let view_node = |name: &str| snapshot.node(name).map(|i| Arc::clone(&i.node));
     if let Some(names) = args.node_names {
-        let (feasible, mut result) = sort_candidates(
+        let (feasible, mut result) = partition_candidates(
             &names,
             |name| match snapshot.node_idx(name) {
                 Some(idx) => {
@@ -196,7 +196,7 @@ pub fn filter_args<'a>(
         result.node_names_plain = args.node_names_plain;
         result
     } else if let Some(list) = args.nodes {
-        let (feasible, mut result) = sort_candidates(
+        let (feasible, mut result) = partition_candidates(
             &list.items,
             |(node, _)| {
                 filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, node))
@@ -229,7 +229,7 @@ const PARALLEL_CHECK_MIN: usize = 2_000;
 /// machine's cores (the prepared filter state is shared read-only), and
 /// each part sorts its own candidates, so what is left for one thread is
 /// joining the parts' lists.
-fn sort_candidates<'a, T: Sync, P: Send>(
+fn partition_candidates<'a, T: Sync, P: Send>(
     candidates: &[T],
     check: impl Fn(&T) -> Verdict + Sync,
     pass: impl Fn(&T) -> P + Sync,

@@ -1,6 +1,6 @@
 //! Where a JSON value ends, found without decoding it: the one scan both
 //! partial readers share (`extender_read` on request bodies,
-//! `valid_json` on text serde_json already accepted). Strings are passed
+//! `validated_walk` on text serde_json already accepted). Strings are passed
 //! over by memchr; objects and arrays by counting brackets, not pairing
 //! them, so a mismatch is left to whoever decodes the value.
 

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::value::RawValue;
 
 use super::any_case::{AnyCase, field_of};
-use super::valid_json;
+use super::validated_walk;
 
 /// Candidate node → the UIDs of the victims the request gives for it,
 /// borrowed from the body unless they had to be unescaped.
@@ -46,13 +46,13 @@ type NodeUids<'a> = HashMap<Cow<'a, str>, Vec<Cow<'a, str>>>;
 /// A request names thousands of victims, and decoding each one again with
 /// serde (the map, each victims object, the pod list, each pod, its UID)
 /// was a third of a preempt request. The body is already known to be
-/// JSON, so [`valid_json::Walk`] reads the map in one pass. Victims it
+/// JSON, so [`validated_walk::Walk`] reads the map in one pass. Victims it
 /// cannot read (an escaped key or UID) are read with serde; `None` when
 /// the map is not an object (serde then says what is wrong) or its keys
 /// have escapes (node names never do).
 fn walked_map(map: &str, meta: bool) -> Option<NodeUids<'_>> {
     let mut nodes = NodeUids::new();
-    let mut walk = valid_json::Walk::new(map);
+    let mut walk = validated_walk::Walk::new(map);
     let is_object = walk.object(|walk, node| {
         let start = walk.mark();
         let uids = match walked_uids(walk, meta) {
@@ -82,7 +82,7 @@ fn owned(uids: Vec<String>) -> Vec<Cow<'static, str>> {
 
 /// `{"Pods": [...], "NumPDBViolations": n}` → the pods' UIDs, walked;
 /// `None` for anything the walk leaves to serde.
-fn walked_uids<'a>(walk: &mut valid_json::Walk<'a>, meta: bool) -> Option<Vec<Cow<'a, str>>> {
+fn walked_uids<'a>(walk: &mut validated_walk::Walk<'a>, meta: bool) -> Option<Vec<Cow<'a, str>>> {
     let mut uids = Vec::new();
     walk.object(|walk, key| {
         if !key.eq_ignore_ascii_case("Pods") {
@@ -110,7 +110,7 @@ fn walked_uids<'a>(walk: &mut valid_json::Walk<'a>, meta: bool) -> Option<Vec<Co
                 uid
             };
             match uid {
-                Some(uid) if uid.starts_with('"') => match valid_json::plain_string(uid)? {
+                Some(uid) if uid.starts_with('"') => match validated_walk::plain_string(uid)? {
                     "" => {}
                     uid => uids.push(Cow::Borrowed(uid)),
                 },
@@ -127,7 +127,7 @@ fn walked_uids<'a>(walk: &mut valid_json::Walk<'a>, meta: bool) -> Option<Vec<Co
 /// The raw value of the last member named `name` (any case) of the
 /// object the walk is at; `Some(None)` when it is not an object or has
 /// no such member.
-fn last_member<'a>(walk: &mut valid_json::Walk<'a>, name: &str) -> Option<Option<&'a str>> {
+fn last_member<'a>(walk: &mut validated_walk::Walk<'a>, name: &str) -> Option<Option<&'a str>> {
     let mut found = None;
     walk.object(|walk, key| {
         let value = walk.value()?;
@@ -347,7 +347,7 @@ mod tests {
                     format!("{{\"pods\": [{{\"metadata\": {victims}}}, {victims}]}}"),
                 ];
                 for body in bodies {
-                    let walked = walked_uids(&mut valid_json::Walk::new(&body), meta);
+                    let walked = walked_uids(&mut validated_walk::Walk::new(&body), meta);
                     if let Some(walked) = walked {
                         prop_assert_eq!(walked, decoded_uids(&body, meta), "{}", body);
                     } else {
