@@ -42,22 +42,10 @@ impl Unknown {
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
-
     use super::*;
     use crate::cluster::ClusterObjects;
     use crate::policy::preemption::testing::{node, pod};
-
-    /// Named nodes from owned parts.
-    fn nodes(entries: &[(&str, &[&str])]) -> NamedNodes<'static> {
-        entries
-            .iter()
-            .map(|(node, uids)| {
-                let uids = uids.iter().map(|u| Cow::Owned(u.to_string())).collect();
-                (Cow::Owned(node.to_string()), uids)
-            })
-            .collect()
-    }
+    use crate::wire::preempt_args::testing::nodes;
 
     #[test]
     fn unknown_nodes_and_unknown_victims_on_known_nodes_are_found() {

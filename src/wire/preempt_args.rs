@@ -160,16 +160,14 @@ fn uid_of(pod: &RawValue, meta: bool) -> Option<String> {
     (!uid.is_empty()).then_some(uid)
 }
 
+/// Named nodes from owned parts, for tests here and in `api`.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod testing {
+    use std::borrow::Cow;
 
-    fn named(body: &str) -> Result<NamedNodes<'_>, String> {
-        named_nodes(&AnyCase::parse(body.as_bytes()).unwrap())
-    }
+    use super::NamedNodes;
 
-    /// Named nodes from owned parts.
-    fn nodes(entries: &[(&str, &[&str])]) -> NamedNodes<'static> {
+    pub fn nodes(entries: &[(&str, &[&str])]) -> NamedNodes<'static> {
         entries
             .iter()
             .map(|(node, uids)| {
@@ -178,6 +176,17 @@ mod tests {
             })
             .collect()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(body: &str) -> Result<NamedNodes<'_>, String> {
+        named_nodes(&AnyCase::parse(body.as_bytes()).unwrap())
+    }
+
+    use super::testing::nodes;
 
     #[test]
     fn both_maps_name_nodes_and_victim_uids_in_any_case() {
