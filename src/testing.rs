@@ -54,6 +54,16 @@ impl MakeNode {
         self
     }
 
+    /// A taint `key=value:effect`, after the ones already there.
+    pub fn taint(mut self, key: &str, value: &str, effect: &str) -> Self {
+        let taint = json!({"key": key, "value": value, "effect": effect});
+        match self.0["spec"]["taints"].as_array_mut() {
+            Some(taints) => taints.push(taint),
+            None => self.0["spec"]["taints"] = json!([taint]),
+        }
+        self
+    }
+
     pub fn json(self) -> Value {
         self.0
     }

@@ -189,7 +189,8 @@ mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
     use crate::policy::Code;
-    use crate::policy::topology_spread::tests::{existing, hard, incoming, node};
+    use crate::policy::topology_spread::tests::{existing, hard, incoming};
+    use crate::testing::make_node;
 
     fn prepared(pod: &Pod, s: &Snapshot) -> PodFilters {
         PodFilters::prepare(s, pod, &SchedulingSettings::default()).unwrap()
@@ -197,11 +198,12 @@ mod tests {
 
     #[test]
     fn first_failure_follows_upstream_plugin_order() {
-        let mut n = node("n1", &[("zone", "z1")]);
+        let mut n = make_node("n1")
+            .hostname()
+            .label("zone", "z1")
+            .taint("k", "v", "NoExecute")
+            .obj();
         n.spec.unschedulable = true;
-        n.spec.taints =
-            serde_json::from_value(json!([{"key": "k", "value": "v", "effect": "NoExecute"}]))
-                .unwrap();
         let s = Snapshot::build(ClusterObjects {
             nodes: vec![n.clone()],
             pods: vec![existing("e", "n1", json!({"foo": ""}))],
@@ -228,7 +230,7 @@ mod tests {
 
     #[test]
     fn tolerating_the_unschedulable_taint_admits_a_cordoned_node() {
-        let mut n = node("n1", &[]);
+        let mut n = make_node("n1").hostname().obj();
         n.spec.unschedulable = true;
         let s = Snapshot::build(ClusterObjects::default());
         let pod = incoming(
@@ -254,7 +256,10 @@ mod tests {
 
     #[test]
     fn add_and_remove_forward_to_the_spread_rule() {
-        let nodes = vec![node("a", &[]), node("b", &[])];
+        let nodes = vec![
+            make_node("a").hostname().obj(),
+            make_node("b").hostname().obj(),
+        ];
         let s = Snapshot::build(ClusterObjects {
             nodes: nodes.clone(),
             pods: vec![existing("e", "a", json!({"foo": ""}))],

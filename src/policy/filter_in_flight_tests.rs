@@ -8,13 +8,14 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::cluster::{ClusterObjects, InFlightPod};
-use crate::policy::topology_spread::tests::{existing, hard, incoming, node};
+use crate::policy::topology_spread::tests::{existing, hard, incoming};
+use crate::testing::make_node;
 
 /// Zones z1 (nodes z1-a, z1-b), z2 (z2-a), z3 (z3-a).
 fn nodes() -> Vec<Node> {
     ["z1-a", "z1-b", "z2-a", "z3-a"]
         .iter()
-        .map(|n| node(n, &[("zone", &n[..2])]))
+        .map(|n| make_node(n).hostname().label("zone", &n[..2]).obj())
         .collect()
 }
 

@@ -139,7 +139,8 @@ mod tests {
 
     use super::*;
     use crate::cluster::ClusterObjects;
-    use crate::policy::topology_spread::tests::{existing, node};
+    use crate::policy::topology_spread::tests::existing;
+    use crate::testing::make_node;
 
     #[test]
     fn equal_totals_keep_their_absolute_standing() {
@@ -190,8 +191,11 @@ mod tests {
     #[test]
     fn weighted_sum_of_plugins_that_apply() {
         let nodes = vec![
-            node("a", &[("zone", "z1"), ("ssd", "yes")]),
-            node("b", &[("zone", "z2")]),
+            make_node("a")
+                .hostname()
+                .labels(&[("zone", "z1"), ("ssd", "yes")])
+                .obj(),
+            make_node("b").hostname().label("zone", "z2").obj(),
         ];
         let s = Snapshot::build(ClusterObjects {
             nodes: nodes.clone(),

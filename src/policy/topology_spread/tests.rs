@@ -8,6 +8,7 @@ use crate::config::scheduling::{DefaultSpreadConstraints, DefaultingType};
 use crate::model::{MapSelectorOwner, Node, Pod, SelectorOwner};
 use crate::policy::Code;
 use crate::policy::domains::NodeAt;
+use crate::testing::{MakePod, make_node, make_pod, snapshot};
 
 use super::{prepare_filter, prepare_score};
 
@@ -26,34 +27,21 @@ type ScoreCase = (
 const ZONE: &str = "zone";
 const HOST: &str = "kubernetes.io/hostname";
 
-pub fn node(name: &str, labels: &[(&str, &str)]) -> Node {
-    let mut l: serde_json::Map<String, Value> = labels
-        .iter()
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect();
-    if !labels.iter().any(|(k, _)| *k == "nohost") {
-        l.insert(HOST.into(), json!(name));
-    }
-    l.remove("nohost");
-    serde_json::from_value(json!({"metadata": {"name": name, "labels": l}})).unwrap()
-}
-
 /// Four nodes: a, b in zone1; x, y in zone2.
 fn four_nodes() -> Vec<Node> {
     vec![
-        node("node-a", &[(ZONE, "zone1")]),
-        node("node-b", &[(ZONE, "zone1")]),
-        node("node-x", &[(ZONE, "zone2")]),
-        node("node-y", &[(ZONE, "zone2")]),
+        make_node("node-a").hostname().label(ZONE, "zone1").obj(),
+        make_node("node-b").hostname().label(ZONE, "zone1").obj(),
+        make_node("node-x").hostname().label(ZONE, "zone2").obj(),
+        make_node("node-y").hostname().label(ZONE, "zone2").obj(),
     ]
 }
 
+/// A pod in `default` bound to `node` (unbound if empty), with `labels`.
 pub fn existing(name: &str, node: &str, labels: Value) -> Pod {
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "namespace": "default", "labels": labels},
-        "spec": {"nodeName": node}
-    }))
-    .unwrap()
+    with_labels(make_pod("default", name), &labels)
+        .node(node)
+        .obj()
 }
 
 /// `n` pods labelled foo="" on each named node.
@@ -66,16 +54,26 @@ fn spread_pods(placement: &[(&str, usize)]) -> Vec<Pod> {
         .collect()
 }
 
+/// The pod `default/incoming` with `labels`, these spread `constraints`
+/// and any other `extra_spec` fields.
 pub fn incoming(labels: Value, constraints: Value, extra_spec: Value) -> Pod {
-    let mut spec = json!({"topologySpreadConstraints": constraints});
-    if let (Some(s), Some(extra)) = (spec.as_object_mut(), extra_spec.as_object()) {
-        s.extend(extra.clone());
-    }
-    serde_json::from_value(json!({
-        "metadata": {"name": "incoming", "namespace": "default", "labels": labels},
-        "spec": spec
-    }))
-    .unwrap()
+    let pod = with_labels(make_pod("default", "incoming"), &labels)
+        .spec("topologySpreadConstraints", constraints);
+    extra_spec
+        .as_object()
+        .into_iter()
+        .flatten()
+        .fold(pod, |p, (field, value)| p.spec(field, value.clone()))
+        .obj()
+}
+
+/// The labels of a JSON object (`{"foo": ""}`), the way these tables write them.
+fn with_labels(pod: MakePod, labels: &Value) -> MakePod {
+    labels
+        .as_object()
+        .into_iter()
+        .flatten()
+        .fold(pod, |p, (k, v)| p.label(k, v.as_str().unwrap_or_default()))
 }
 
 pub fn hard(key: &str, max_skew: i32) -> Value {
@@ -87,14 +85,6 @@ fn soft(key: &str, max_skew: i32) -> Value {
     let mut c = hard(key, max_skew);
     c["whenUnsatisfiable"] = json!("ScheduleAnyway");
     c
-}
-
-fn snapshot(nodes: Vec<Node>, pods: Vec<Pod>) -> Snapshot {
-    Snapshot::build(ClusterObjects {
-        nodes,
-        pods,
-        ..Default::default()
-    })
 }
 
 /// "ok", "fail" (Unschedulable) or "unres" (UnschedulableAndUnresolvable)
@@ -134,7 +124,7 @@ fn single_constraint_table() {
         (
             "pods in another namespace are not counted",
             four_nodes(),
-            vec![serde_json::from_value(json!({"metadata": {"name": "o", "namespace": "other", "labels": {"foo": ""}}, "spec": {"nodeName": "node-a"}})).unwrap()],
+            vec![make_pod("other", "o").label("foo", "").node("node-a").obj()],
             incoming(foo.clone(), json!([hard(HOST, 1)]), json!({})),
             ["ok", "ok", "ok", "ok"],
         ),
@@ -148,10 +138,10 @@ fn single_constraint_table() {
         (
             "zones spread 1/3 because node-b lacks the zone label",
             vec![
-                node("node-a", &[(ZONE, "zone1")]),
-                node("node-b", &[]),
-                node("node-x", &[(ZONE, "zone2")]),
-                node("node-y", &[(ZONE, "zone2")]),
+                make_node("node-a").hostname().label(ZONE, "zone1").obj(),
+                make_node("node-b").hostname().obj(),
+                make_node("node-x").hostname().label(ZONE, "zone2").obj(),
+                make_node("node-y").hostname().label(ZONE, "zone2").obj(),
             ],
             spread_pods(&[("node-a", 1), ("node-b", 1), ("node-x", 1), ("node-y", 2)]),
             incoming(foo.clone(), json!([hard(ZONE, 1)]), json!({})),
@@ -268,7 +258,11 @@ fn single_constraint_table() {
             "missing labelSelector counts nothing and never self-matches",
             four_nodes(),
             spread_pods(&[("node-a", 5)]),
-            incoming(foo.clone(), json!([{"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule"}]), json!({})),
+            incoming(
+                foo.clone(),
+                json!([{"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule"}]),
+                json!({}),
+            ),
             ["ok", "ok", "ok", "ok"],
         ),
     ];
@@ -333,10 +327,10 @@ fn multiple_constraints_table() {
         (
             "node-b lacks zone: its pods count for no constraint",
             vec![
-                node("node-a", &[(ZONE, "zone1")]),
-                node("node-b", &[]),
-                node("node-x", &[(ZONE, "zone2")]),
-                node("node-y", &[(ZONE, "zone2")]),
+                make_node("node-a").hostname().label(ZONE, "zone1").obj(),
+                make_node("node-b").hostname().obj(),
+                make_node("node-x").hostname().label(ZONE, "zone2").obj(),
+                make_node("node-y").hostname().label(ZONE, "zone2").obj(),
             ],
             spread_pods(&[("node-a", 1), ("node-b", 4), ("node-x", 1), ("node-y", 1)]),
             incoming(
@@ -512,10 +506,10 @@ fn score_table() {
         (
             "a candidate lacking the key is ignored and scores 0",
             vec![
-                node("node-a", &[(ZONE, "zone1")]),
-                node("node-b", &[]),
-                node("node-x", &[(ZONE, "zone2")]),
-                node("node-y", &[(ZONE, "zone2")]),
+                make_node("node-a").hostname().label(ZONE, "zone1").obj(),
+                make_node("node-b").hostname().obj(),
+                make_node("node-x").hostname().label(ZONE, "zone2").obj(),
+                make_node("node-y").hostname().label(ZONE, "zone2").obj(),
             ],
             spread_pods(&[("node-a", 1), ("node-x", 2)]),
             incoming(foo.clone(), json!([soft(ZONE, 1)]), json!({})),
@@ -581,9 +575,9 @@ fn web_pod(name: &str, node: &str) -> Pod {
 #[test]
 fn system_defaults_spread_pods_selected_by_services_and_controllers() {
     let nodes = vec![
-        node("node-a", &[(ZONE, "zone1")]),
-        node("node-b", &[("topology.kubernetes.io/zone", "z1")]),
-        node("node-x", &[("topology.kubernetes.io/zone", "z2")]),
+        make_node("node-a").hostname().label(ZONE, "zone1").obj(),
+        make_node("node-b").hostname().zone("z1").obj(),
+        make_node("node-x").hostname().zone("z2").obj(),
     ];
     let pods = vec![
         web_pod("w1", "node-b"),
@@ -667,7 +661,7 @@ mod properties {
             .map(|(i, z)| {
                 let zone = z.map(|z| format!("z{z}"));
                 let labels: Vec<(&str, &str)> = zone.iter().map(|z| (ZONE, z.as_str())).collect();
-                node(&format!("n{i}"), &labels)
+                make_node(&format!("n{i}")).hostname().labels(&labels).obj()
             })
             .collect();
         let pods = pods
