@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use crate::cluster::{ClusterObjects, Snapshot};
-use crate::model::{Node, Pod};
+use crate::model::{Namespace, Node, Pod};
 
 pub const HOSTNAME: &str = "kubernetes.io/hostname";
 pub const ZONE: &str = "topology.kubernetes.io/zone";
@@ -129,6 +129,61 @@ impl MakePod {
         self
     }
 
+    /// `metadata.deletionTimestamp` set: the pod is being deleted.
+    pub fn terminating(mut self) -> Self {
+        self.0["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z".into();
+        self
+    }
+
+    /// A required pod-affinity term (see [`term`]).
+    pub fn required_affinity(self, term: Value) -> Self {
+        self.push_affinity(
+            "podAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            term,
+        )
+    }
+
+    /// A required pod-anti-affinity term.
+    pub fn required_anti_affinity(self, term: Value) -> Self {
+        self.push_affinity(
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            term,
+        )
+    }
+
+    /// A preferred pod-affinity term with its weight.
+    pub fn preferred_affinity(self, weight: i32, term: Value) -> Self {
+        let weighted = json!({"weight": weight, "podAffinityTerm": term});
+        self.push_affinity(
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            weighted,
+        )
+    }
+
+    /// A preferred pod-anti-affinity term with its weight.
+    pub fn preferred_anti_affinity(self, weight: i32, term: Value) -> Self {
+        let weighted = json!({"weight": weight, "podAffinityTerm": term});
+        self.push_affinity(
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            weighted,
+        )
+    }
+
+    /// Appends `entry` to `spec.affinity.<group>.<list>`, after the terms
+    /// already there.
+    fn push_affinity(mut self, group: &str, list: &str, entry: Value) -> Self {
+        let terms = &mut self.0["spec"]["affinity"][group][list];
+        match terms.as_array_mut() {
+            Some(terms) => terms.push(entry),
+            None => *terms = json!([entry]),
+        }
+        self
+    }
+
     /// Any other `spec` field, as its JSON (`affinity`,
     /// `topologySpreadConstraints`, `nodeSelector`, ...).
     pub fn spec(mut self, field: &str, value: Value) -> Self {
@@ -143,6 +198,38 @@ impl MakePod {
     pub fn obj(self) -> Pod {
         serde_json::from_value(self.0).unwrap()
     }
+}
+
+/// `labelSelector: {matchExpressions: [{key, operator, values}]}` on
+/// `topology_key`.
+pub fn term(key: &str, op: &str, values: &[&str], topology_key: &str) -> Value {
+    json!({
+        "labelSelector": {"matchExpressions": [{"key": key, "operator": op, "values": values}]},
+        "topologyKey": topology_key,
+    })
+}
+
+/// A Namespace with these labels.
+pub fn namespace(name: &str, labels: &[(&str, &str)]) -> Namespace {
+    let labels: serde_json::Map<String, Value> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
+}
+
+/// The snapshot of these nodes, pods and namespaces.
+pub fn snapshot_with_namespaces(
+    nodes: Vec<Node>,
+    pods: Vec<Pod>,
+    namespaces: Vec<Namespace>,
+) -> Snapshot {
+    Snapshot::build(ClusterObjects {
+        nodes,
+        pods,
+        namespaces,
+        ..Default::default()
+    })
 }
 
 /// The snapshot of these nodes and pods.

@@ -3,11 +3,13 @@
 //! TestPreFilterStateAddRemovePod, re-expressed with our builders, plus
 //! cases for what upstream leaves to other layers (reasons, skipping).
 
-use super::test_support::*;
 use super::*;
 use crate::model::{Namespace, Node, Pod};
 use crate::policy::domains::NodeAt;
 use crate::policy::{Code, Verdict};
+use crate::testing::{
+    HOSTNAME, MakePod, ZONE, make_node, make_pod, namespace, snapshot_with_namespaces, term,
+};
 
 const NS: &str = "default";
 
@@ -51,7 +53,7 @@ struct Case {
 
 fn run(cases: Vec<Case>) {
     for c in cases {
-        let s = snapshot(c.nodes.clone(), c.pods, c.namespaces);
+        let s = snapshot_with_namespaces(c.nodes.clone(), c.pods, c.namespaces);
         let filter = prepare_filter(&s, &c.pod).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let got: Vec<Want> = c
             .nodes
@@ -72,26 +74,30 @@ fn run(cases: Vec<Case>) {
     }
 }
 
-fn exists(key: &str, topology_key: &str) -> crate::model::pod::PodAffinityTerm {
+fn exists(key: &str, topology_key: &str) -> serde_json::Value {
     term(key, "Exists", &[], topology_key)
 }
 
-fn p(name: &str) -> PodBuilder {
-    pod(NS, name)
+fn p(name: &str) -> MakePod {
+    make_pod(NS, name)
 }
 
 const SERVICE_SCAN: &[(&str, &str)] = &[("service", "securityscan")];
 const SECURITY_S1: &[(&str, &str)] = &[("security", "S1")];
 
 fn machine1() -> Vec<Node> {
-    vec![node("machine1", &[("region", "r1"), ("zone", "z11")])]
+    vec![
+        make_node("machine1")
+            .labels(&[("region", "r1"), ("zone", "z11")])
+            .obj(),
+    ]
 }
 
-fn single(name: &'static str, pod: PodBuilder, pods: Vec<PodBuilder>, want: Want) -> Case {
+fn single(name: &'static str, pod: MakePod, pods: Vec<MakePod>, want: Want) -> Case {
     Case {
         name,
-        pod: pod.build(),
-        pods: pods.into_iter().map(|b| b.on("machine1").build()).collect(),
+        pod: pod.obj(),
+        pods: pods.into_iter().map(|b| b.node("machine1").obj()).collect(),
         nodes: machine1(),
         namespaces: vec![],
         want: vec![want],
@@ -118,12 +124,12 @@ fn required_affinity_single_node() {
         ),
         single(
             "affinity term in another namespace does not see the pod",
-            incoming().required_affinity(term_json(serde_json::json!({
+            incoming().required_affinity(serde_json::json!({
                 "labelSelector": {"matchExpressions": [{"key": "service", "operator": "In", "values": ["securityscan", "value2"]}]},
                 "namespaces": ["DiffNameSpace"],
                 "topologyKey": "region",
-            }))),
-            vec![pod("ns", "existing").labels(SERVICE_SCAN)],
+            })),
+            vec![make_pod("ns", "existing").labels(SERVICE_SCAN)],
             Affinity,
         ),
         single(
@@ -135,15 +141,15 @@ fn required_affinity_single_node() {
         single(
             "several affinity terms with different operators all matched by one pod",
             incoming()
-                .required_affinity(term_json(serde_json::json!({
+                .required_affinity(serde_json::json!({
                     "labelSelector": {"matchExpressions": [
                         {"key": "service", "operator": "Exists"}, {"key": "wrongkey", "operator": "DoesNotExist"}]},
-                    "topologyKey": "region"})))
-                .required_affinity(term_json(serde_json::json!({
+                    "topologyKey": "region"}))
+                .required_affinity(serde_json::json!({
                     "labelSelector": {"matchExpressions": [
                         {"key": "service", "operator": "In", "values": ["securityscan"]},
                         {"key": "service", "operator": "NotIn", "values": ["WrongValue"]}]},
-                    "topologyKey": "region"}))),
+                    "topologyKey": "region"})),
             vec![scan()],
             Pass,
         ),
@@ -267,8 +273,8 @@ fn pod_not_matching_its_own_affinity_is_not_the_first_of_a_group() {
                 &["securityscan", "value2"],
                 "region",
             ))
-            .build(),
-        pods: vec![p("existing").labels(SERVICE_SCAN).on("machine2").build()],
+            .obj(),
+        pods: vec![p("existing").labels(SERVICE_SCAN).node("machine2").obj()],
         nodes: machine1(),
         namespaces: vec![],
         want: vec![Affinity],
@@ -283,28 +289,25 @@ fn teams() -> Vec<Namespace> {
     ]
 }
 
-fn team_term(
-    namespace_selector: serde_json::Value,
-    topology_key: &str,
-) -> crate::model::pod::PodAffinityTerm {
-    term_json(serde_json::json!({
+fn team_term(namespace_selector: serde_json::Value, topology_key: &str) -> serde_json::Value {
+    serde_json::json!({
         "labelSelector": {"matchExpressions": [{"key": "service", "operator": "In", "values": ["securityscan", "value2"]}]},
         "namespaceSelector": namespace_selector,
         "topologyKey": topology_key,
-    }))
+    })
 }
 
 #[test]
 fn required_affinity_with_namespace_selector() {
     let team1 = || serde_json::json!({"matchExpressions": [{"key": "team", "operator": "In", "values": ["team1"]}]});
-    let case = |name, incoming: PodBuilder, existing_ns: &str, want| Case {
+    let case = |name, incoming: MakePod, existing_ns: &str, want| Case {
         name,
-        pod: incoming.build(),
+        pod: incoming.obj(),
         pods: vec![
-            pod(existing_ns, "existing")
+            make_pod(existing_ns, "existing")
                 .labels(SERVICE_SCAN)
-                .on("machine1")
-                .build(),
+                .node("machine1")
+                .obj(),
         ],
         nodes: machine1(),
         namespaces: teams(),
@@ -329,7 +332,7 @@ fn required_affinity_with_namespace_selector() {
         ),
         case(
             "anti-affinity namespaceSelector selects the existing pod's namespace",
-            pod("subteam1.team1", "incoming")
+            make_pod("subteam1.team1", "incoming")
                 .labels(SECURITY_S1)
                 .required_anti_affinity(team_term(team1(), "zone")),
             "subteam2.team1",
@@ -337,7 +340,7 @@ fn required_affinity_with_namespace_selector() {
         ),
         case(
             "anti-affinity empty namespaceSelector selects all namespaces",
-            pod("subteam1.team1", "incoming")
+            make_pod("subteam1.team1", "incoming")
                 .labels(SECURITY_S1)
                 .required_anti_affinity(team_term(serde_json::json!({}), "zone")),
             "subteam2.team1",
@@ -345,7 +348,7 @@ fn required_affinity_with_namespace_selector() {
         ),
         case(
             "empty namespaceSelector also covers namespaces without a Namespace object",
-            pod("subteam1.team1", "incoming")
+            make_pod("subteam1.team1", "incoming")
                 .labels(SECURITY_S1)
                 .required_anti_affinity(team_term(serde_json::json!({}), "zone")),
             "unlisted",
@@ -353,7 +356,7 @@ fn required_affinity_with_namespace_selector() {
         ),
         case(
             "anti-affinity namespaceSelector does not select the existing pod's namespace",
-            pod("subteam1.team1", "incoming")
+            make_pod("subteam1.team1", "incoming")
                 .labels(SECURITY_S1)
                 .required_anti_affinity(team_term(team1(), "zone")),
             "subteam1.team2",
@@ -366,12 +369,12 @@ fn required_affinity_with_namespace_selector() {
 fn existing_anti_affinity_namespace_selector_uses_the_incoming_pods_namespace_labels() {
     let team1 = serde_json::json!({"matchLabels": {"team": "team1"}});
     let existing = || {
-        pod("subteam1.team2", "existing")
-            .on("machine1")
+        make_pod("subteam1.team2", "existing")
+            .node("machine1")
             .required_anti_affinity(team_term(team1.clone(), "zone"))
-            .build()
+            .obj()
     };
-    let incoming = |ns: &str| pod(ns, "incoming").labels(SERVICE_SCAN).build();
+    let incoming = |ns: &str| make_pod(ns, "incoming").labels(SERVICE_SCAN).obj();
     let case = |name, ns: &str, want| Case {
         name,
         pod: incoming(ns),
@@ -400,20 +403,23 @@ fn existing_anti_affinity_namespace_selector_uses_the_incoming_pods_namespace_la
 }
 
 fn nodes(specs: &[(&str, &[(&str, &str)])]) -> Vec<Node> {
-    specs.iter().map(|(n, l)| node(n, l)).collect()
+    specs
+        .iter()
+        .map(|(n, l)| make_node(n).labels(l).obj())
+        .collect()
 }
 
 fn multi(
     name: &'static str,
-    pod: PodBuilder,
-    pods: Vec<PodBuilder>,
+    pod: MakePod,
+    pods: Vec<MakePod>,
     nodes: Vec<Node>,
     want: Vec<Want>,
 ) -> Case {
     Case {
         name,
-        pod: pod.build(),
-        pods: pods.into_iter().map(PodBuilder::build).collect(),
+        pod: pod.obj(),
+        pods: pods.into_iter().map(MakePod::obj).collect(),
         nodes,
         namespaces: vec![],
         want,
@@ -457,7 +463,7 @@ fn required_affinity_multiple_nodes() {
         multi(
             "every node in the domain of the matching pod fits, others do not",
             p("incoming").required_affinity(term("foo", "In", &["bar"], "region")),
-            vec![p("p1").labels(&[("foo", "bar")]).on("nodeA")],
+            vec![p("p1").labels(&[("foo", "bar")]).node("nodeA")],
             china_india(),
             vec![Pass, Pass, Affinity],
         ),
@@ -467,7 +473,7 @@ fn required_affinity_multiple_nodes() {
                 .labels(&[("foo", "bar"), ("service", "securityscan")])
                 .required_affinity(term("foo", "In", &["bar"], "zone"))
                 .required_affinity(term("service", "In", &["securityscan"], "zone")),
-            vec![p("p1").labels(&[("foo", "bar")]).on("nodeA")],
+            vec![p("p1").labels(&[("foo", "bar")]).node("nodeA")],
             nodes(&[
                 ("nodeA", &[("zone", "az1"), ("hostname", "h1")]),
                 ("nodeB", &[("zone", "az2"), ("hostname", "h2")]),
@@ -480,7 +486,7 @@ fn required_affinity_multiple_nodes() {
                 .labels(&[("foo", "bar"), ("service", "securityscan")])
                 .required_affinity(term("foo", "In", &["bar"], "zone"))
                 .required_affinity(term("service", "In", &["securityscan"], "zone")),
-            vec![p("p1").labels(&[("foo", "bar")]).on("nodeA")],
+            vec![p("p1").labels(&[("foo", "bar")]).node("nodeA")],
             nodes(&[
                 ("nodeA", &[("zoneLabel", "az1"), ("hostname", "h1")]),
                 ("nodeB", &[("zoneLabel", "az2"), ("hostname", "h2")]),
@@ -490,7 +496,7 @@ fn required_affinity_multiple_nodes() {
         multi(
             "anti-affinity blocks every node of the matching pod's domain",
             p("incoming").required_anti_affinity(term("foo", "In", &["abc"], "region")),
-            vec![p("p1").labels(&[("foo", "abc")]).on("nodeA")],
+            vec![p("p1").labels(&[("foo", "abc")]).node("nodeA")],
             nodes(&[
                 ("nodeA", &[("region", "r1"), ("hostname", "nodeA")]),
                 ("nodeB", &[("region", "r1"), ("hostname", "nodeB")]),
@@ -505,7 +511,7 @@ fn required_affinity_multiple_nodes() {
             vec![
                 p("p1")
                     .labels(&[("foo", "abc"), ("service", "securityscan")])
-                    .on("nodeA"),
+                    .node("nodeA"),
             ],
             r1z1z2(),
             vec![AntiAffinity, AntiAffinity],
@@ -513,23 +519,22 @@ fn required_affinity_multiple_nodes() {
         multi(
             "anti-affinity leaves other domains free",
             p("incoming").required_anti_affinity(term("foo", "In", &["abc"], "region")),
-            vec![p("p1").labels(&[("foo", "abc")]).on("nodeA")],
+            vec![p("p1").labels(&[("foo", "abc")]).node("nodeA")],
             china_india(),
             vec![AntiAffinity, AntiAffinity, Pass],
         ),
         multi(
             "pods and terms in other namespaces do not interfere",
-            pod("NS1", "incoming")
+            make_pod("NS1", "incoming")
                 .labels(&[("foo", "123")])
                 .required_anti_affinity(term("foo", "In", &["bar"], "region")),
             vec![
-                pod("NS1", "p1").labels(&[("foo", "bar")]).on("nodeA"),
-                pod("NS2", "p2").on("nodeC").required_anti_affinity(term(
-                    "foo",
-                    "In",
-                    &["123"],
-                    "region",
-                )),
+                make_pod("NS1", "p1")
+                    .labels(&[("foo", "bar")])
+                    .node("nodeA"),
+                make_pod("NS2", "p2")
+                    .node("nodeC")
+                    .required_anti_affinity(term("foo", "In", &["123"], "region")),
             ],
             china_india(),
             vec![AntiAffinity, AntiAffinity, Pass],
@@ -539,7 +544,7 @@ fn required_affinity_multiple_nodes() {
             p("incoming").labels(&[("foo", "")]),
             vec![
                 p("p1")
-                    .on("nodeA")
+                    .node("nodeA")
                     .required_anti_affinity(exists("foo", "invalid-node-label")),
             ],
             r1z1z1(),
@@ -548,7 +553,7 @@ fn required_affinity_multiple_nodes() {
         multi(
             "incoming anti-affinity on a key no node has blocks nothing",
             p("incoming").required_anti_affinity(exists("foo", "invalid-node-label")),
-            vec![p("p1").labels(&[("foo", "")]).on("nodeA")],
+            vec![p("p1").labels(&[("foo", "")]).node("nodeA")],
             r1z1z1(),
             vec![Pass, Pass],
         ),
@@ -557,10 +562,10 @@ fn required_affinity_multiple_nodes() {
             p("incoming").labels(&[("foo", ""), ("bar", "")]),
             vec![
                 p("p1")
-                    .on("nodeA")
+                    .node("nodeA")
                     .required_anti_affinity(exists("foo", "zone")),
                 p("p2")
-                    .on("nodeA")
+                    .node("nodeA")
                     .required_anti_affinity(exists("bar", "region")),
             ],
             r1z1z2(),
@@ -572,8 +577,8 @@ fn required_affinity_multiple_nodes() {
                 .required_anti_affinity(exists("foo", "zone"))
                 .required_anti_affinity(exists("bar", "region")),
             vec![
-                p("p1").labels(&[("foo", "")]).on("nodeA"),
-                p("p2").labels(&[("bar", "")]).on("nodeB"),
+                p("p1").labels(&[("foo", "")]).node("nodeA"),
+                p("p2").labels(&[("bar", "")]).node("nodeB"),
             ],
             r1z1z2(),
             vec![AntiAffinity, AntiAffinity],
@@ -583,7 +588,7 @@ fn required_affinity_multiple_nodes() {
             p("incoming").labels(&[("foo", ""), ("bar", "")]),
             vec![
                 p("p1")
-                    .on("nodeA")
+                    .node("nodeA")
                     .required_anti_affinity(exists("foo", "invalid-node-label"))
                     .required_anti_affinity(exists("bar", "zone")),
             ],
@@ -595,7 +600,7 @@ fn required_affinity_multiple_nodes() {
             p("incoming")
                 .required_anti_affinity(exists("foo", "invalid-node-label"))
                 .required_anti_affinity(exists("bar", "zone")),
-            vec![p("podA").labels(&[("foo", ""), ("bar", "")]).on("nodeA")],
+            vec![p("podA").labels(&[("foo", ""), ("bar", "")]).node("nodeA")],
             r1z1z2(),
             vec![AntiAffinity, Pass],
         ),
@@ -604,7 +609,7 @@ fn required_affinity_multiple_nodes() {
             p("incoming").labels(&[("foo", ""), ("bar", "")]),
             vec![
                 p("p1")
-                    .on("nodeA")
+                    .node("nodeA")
                     .required_anti_affinity(exists("foo", "region"))
                     .required_anti_affinity(exists("bar", "zone")),
             ],
@@ -616,7 +621,7 @@ fn required_affinity_multiple_nodes() {
             p("incoming")
                 .required_anti_affinity(exists("foo", "region"))
                 .required_anti_affinity(exists("bar", "zone")),
-            vec![p("p1").labels(&[("foo", ""), ("bar", "")]).on("nodeA")],
+            vec![p("p1").labels(&[("foo", ""), ("bar", "")]).node("nodeA")],
             r1z1z2(),
             vec![AntiAffinity, AntiAffinity],
         ),
@@ -625,11 +630,11 @@ fn required_affinity_multiple_nodes() {
             p("incoming").labels(&[("foo", ""), ("bar", "")]),
             vec![
                 p("p1")
-                    .on("nodeA")
+                    .node("nodeA")
                     .required_anti_affinity(exists("foo", "zone"))
                     .required_anti_affinity(exists("labelA", "zone")),
                 p("p2")
-                    .on("nodeB")
+                    .node("nodeB")
                     .required_anti_affinity(exists("bar", "zone"))
                     .required_anti_affinity(exists("labelB", "zone")),
             ],
@@ -654,7 +659,7 @@ fn required_affinity_multiple_nodes() {
             p("incoming")
                 .required_affinity(exists("foo", "region"))
                 .required_affinity(exists("bar", "zone")),
-            vec![p("pod1").labels(&[("foo", ""), ("bar", "")]).on("nodeA")],
+            vec![p("pod1").labels(&[("foo", ""), ("bar", "")]).node("nodeA")],
             r1z1z1(),
             vec![Pass, Pass],
         ),
@@ -664,8 +669,8 @@ fn required_affinity_multiple_nodes() {
                 .required_affinity(exists("foo", "region"))
                 .required_affinity(exists("bar", "zone")),
             vec![
-                p("pod1").labels(&[("foo", "")]).on("nodeA"),
-                p("pod2").labels(&[("bar", "")]).on("nodeB"),
+                p("pod1").labels(&[("foo", "")]).node("nodeA"),
+                p("pod2").labels(&[("bar", "")]).node("nodeB"),
             ],
             r1z1z2(),
             vec![Affinity, Affinity],
@@ -675,41 +680,41 @@ fn required_affinity_multiple_nodes() {
 
 #[test]
 fn skipped_when_no_required_terms_and_no_existing_anti_affinity_selects_the_pod() {
-    let s = snapshot(
-        vec![node("n1", &[("zone", "z1")])],
+    let s = snapshot_with_namespaces(
+        vec![make_node("n1").labels(&[("zone", "z1")]).obj()],
         vec![
-            p("a").labels(&[("app", "x")]).on("n1").build(),
+            p("a").labels(&[("app", "x")]).node("n1").obj(),
             p("b")
-                .on("n1")
+                .node("n1")
                 .required_anti_affinity(exists("other", "zone"))
                 .preferred_affinity(5, exists("app", "zone"))
-                .build(),
+                .obj(),
             // Selects the pod, but its node has no such key: no count, still skipped.
             p("c")
-                .on("n1")
+                .node("n1")
                 .required_anti_affinity(exists("app", "rack"))
-                .build(),
+                .obj(),
         ],
         vec![],
     );
     let incoming = p("in")
         .labels(&[("app", "x")])
         .preferred_anti_affinity(3, exists("app", "zone"))
-        .build();
+        .obj();
     assert!(prepare_filter(&s, &incoming).unwrap().is_none());
 }
 
 #[test]
 fn invalid_selector_in_any_term_group_is_an_error_naming_the_term() {
-    let s = snapshot(vec![node("n1", &[])], vec![], vec![]);
-    let bad = term_json(serde_json::json!({
+    let s = snapshot_with_namespaces(vec![make_node("n1").labels(&[]).obj()], vec![], vec![]);
+    let bad = serde_json::json!({
         "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": []}]},
         "topologyKey": "zone",
-    }));
+    });
     let required = p("in")
         .required_anti_affinity(exists("a", "zone"))
         .required_anti_affinity(bad.clone())
-        .build();
+        .obj();
     let err = prepare_filter(&s, &required).unwrap_err();
     assert!(
         err.contains("default/in")
@@ -717,7 +722,7 @@ fn invalid_selector_in_any_term_group_is_an_error_naming_the_term() {
         "{err}"
     );
     // Upstream parses every group up front, so a bad preferred term fails the filter too.
-    let preferred = p("in").preferred_affinity(1, bad).build();
+    let preferred = p("in").preferred_affinity(1, bad).obj();
     let err = prepare_filter(&s, &preferred).unwrap_err();
     assert!(
         err.contains("podAffinity preferredDuringScheduling term 0"),
@@ -727,16 +732,16 @@ fn invalid_selector_in_any_term_group_is_an_error_naming_the_term() {
 
 #[test]
 fn existing_pod_with_an_invalid_term_group_blocks_nothing() {
-    let bad = term_json(serde_json::json!({
+    let bad = serde_json::json!({
         "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]},
         "topologyKey": "zone",
-    }));
+    });
     run(vec![multi(
         "a group with one unparsable term is dropped whole",
         p("incoming").labels(&[("app", "web")]),
         vec![
             p("p1")
-                .on("nodeA")
+                .node("nodeA")
                 .required_anti_affinity(exists("app", "zone"))
                 .required_anti_affinity(bad),
         ],
@@ -747,25 +752,29 @@ fn existing_pod_with_an_invalid_term_group_blocks_nothing() {
 
 #[test]
 fn reasons_name_the_pod_and_the_domain() {
-    let n = || node("n3", &[(HOSTNAME, "n3"), (ZONE, "z1")]);
-    let s = snapshot(
+    let n = || {
+        make_node("n3")
+            .labels(&[(HOSTNAME, "n3"), (ZONE, "z1")])
+            .obj()
+    };
+    let s = snapshot_with_namespaces(
         vec![n()],
         vec![
-            pod("shop", "web-1")
+            make_pod("shop", "web-1")
                 .labels(&[("app", "web")])
-                .on("n3")
-                .build(),
-            pod("shop", "db-1")
+                .node("n3")
+                .obj(),
+            make_pod("shop", "db-1")
                 .labels(&[("app", "db")])
-                .on("n3")
+                .node("n3")
                 .required_anti_affinity(term("app", "In", &["cache"], ZONE))
-                .build(),
+                .obj(),
         ],
         vec![],
     );
-    let anti = pod("shop", "web-2")
+    let anti = make_pod("shop", "web-2")
         .required_anti_affinity(term("app", "In", &["web"], HOSTNAME))
-        .build();
+        .obj();
     let err = prepare_filter(&s, &anti)
         .unwrap()
         .unwrap()
@@ -775,7 +784,9 @@ fn reasons_name_the_pod_and_the_domain() {
         &*err.reason,
         "node(s) didn't match pod anti-affinity rules: pod shop/web-1 (app in (web)) in kubernetes.io/hostname=n3"
     );
-    let cache = pod("shop", "cache-1").labels(&[("app", "cache")]).build();
+    let cache = make_pod("shop", "cache-1")
+        .labels(&[("app", "cache")])
+        .obj();
     let err = prepare_filter(&s, &cache)
         .unwrap()
         .unwrap()
@@ -785,9 +796,9 @@ fn reasons_name_the_pod_and_the_domain() {
         &*err.reason,
         "node(s) didn't satisfy existing pods anti-affinity rules: pod shop/db-1 (app in (cache)) in topology.kubernetes.io/zone=z1"
     );
-    let affinity = pod("shop", "x")
+    let affinity = make_pod("shop", "x")
         .required_affinity(term("app", "In", &["queue"], ZONE))
-        .build();
+        .obj();
     let err = prepare_filter(&s, &affinity)
         .unwrap()
         .unwrap()
@@ -798,9 +809,9 @@ fn reasons_name_the_pod_and_the_domain() {
         &*err.reason,
         "node(s) didn't match pod affinity rules: no pod matching all affinity terms in topology.kubernetes.io/zone=z1"
     );
-    let rack = pod("shop", "x")
+    let rack = make_pod("shop", "x")
         .required_affinity(term("app", "In", &["web"], "rack"))
-        .build();
+        .obj();
     let err = prepare_filter(&s, &rack)
         .unwrap()
         .unwrap()
@@ -817,11 +828,11 @@ fn match_label_keys_are_merged_for_pods_that_arrive_unmerged() {
     let versioned =
         |name: &str, version: &str| p(name).labels(&[("app", "web"), ("version", version)]);
     let with_keys = |keys: serde_json::Value| {
-        term_json(serde_json::json!({
+        serde_json::json!({
             "labelSelector": {"matchLabels": {"app": "web"}},
             "matchLabelKeys": keys["match"], "mismatchLabelKeys": keys["mismatch"],
             "topologyKey": "zone",
-        }))
+        })
     };
     let zones = || nodes(&[("nodeA", &[("zone", "z1")]), ("nodeB", &[("zone", "z2")])]);
     run(vec![
@@ -830,8 +841,8 @@ fn match_label_keys_are_merged_for_pods_that_arrive_unmerged() {
             versioned("incoming", "v2")
                 .required_anti_affinity(with_keys(serde_json::json!({"match": ["version"]}))),
             vec![
-                versioned("old", "v1").on("nodeA"),
-                versioned("new", "v2").on("nodeB"),
+                versioned("old", "v1").node("nodeA"),
+                versioned("new", "v2").node("nodeB"),
             ],
             zones(),
             vec![Pass, AntiAffinity],
@@ -841,8 +852,8 @@ fn match_label_keys_are_merged_for_pods_that_arrive_unmerged() {
             versioned("incoming", "v2")
                 .required_anti_affinity(with_keys(serde_json::json!({"mismatch": ["version"]}))),
             vec![
-                versioned("old", "v1").on("nodeA"),
-                versioned("new", "v2").on("nodeB"),
+                versioned("old", "v1").node("nodeA"),
+                versioned("new", "v2").node("nodeB"),
             ],
             zones(),
             vec![AntiAffinity, Pass],
@@ -852,7 +863,7 @@ fn match_label_keys_are_merged_for_pods_that_arrive_unmerged() {
             p("incoming")
                 .labels(&[("app", "web")])
                 .required_anti_affinity(with_keys(serde_json::json!({"match": ["version"]}))),
-            vec![versioned("old", "v1").on("nodeA")],
+            vec![versioned("old", "v1").node("nodeA")],
             zones(),
             vec![AntiAffinity, Pass],
         ),
@@ -861,10 +872,10 @@ fn match_label_keys_are_merged_for_pods_that_arrive_unmerged() {
             versioned("incoming", "v2"),
             vec![
                 versioned("old", "v1")
-                    .on("nodeA")
+                    .node("nodeA")
                     .required_anti_affinity(with_keys(serde_json::json!({"match": ["version"]}))),
                 versioned("new", "v2")
-                    .on("nodeB")
+                    .node("nodeB")
                     .required_anti_affinity(with_keys(serde_json::json!({"match": ["version"]}))),
             ],
             zones(),
@@ -876,12 +887,12 @@ fn match_label_keys_are_merged_for_pods_that_arrive_unmerged() {
 #[test]
 fn match_label_keys_already_merged_by_the_apiserver_are_not_merged_again() {
     // The apiserver merged version=v1 at creation; the label changed since.
-    let merged = term_json(serde_json::json!({
+    let merged = serde_json::json!({
         "labelSelector": {"matchLabels": {"app": "web"},
                           "matchExpressions": [{"key": "version", "operator": "In", "values": ["v1"]}]},
         "matchLabelKeys": ["version"],
         "topologyKey": "zone",
-    }));
+    });
     run(vec![multi(
         "the stored requirement wins over the current label",
         p("incoming")
@@ -890,7 +901,7 @@ fn match_label_keys_already_merged_by_the_apiserver_are_not_merged_again() {
         vec![
             p("old")
                 .labels(&[("app", "web"), ("version", "v1")])
-                .on("nodeA"),
+                .node("nodeA"),
         ],
         nodes(&[("nodeA", &[("zone", "z1")])]),
         vec![AntiAffinity],
@@ -916,11 +927,11 @@ fn add_then_remove_pod_matches_fresh_preparations() {
             term("service", "NotIn", &["bar", "security", "test"], "zone"),
         ]
     };
-    let anti_complex = |b: PodBuilder| {
+    let anti_complex = |b: MakePod| {
         let [a, z] = complex();
         b.required_anti_affinity(a).required_anti_affinity(z)
     };
-    let aff_complex = |b: PodBuilder| {
+    let aff_complex = |b: MakePod| {
         let [a, z] = complex();
         b.required_affinity(a).required_affinity(z)
     };
@@ -928,52 +939,52 @@ fn add_then_remove_pod_matches_fresh_preparations() {
     let cases: Vec<(&str, Pod, Vec<Pod>, Pod)> = vec![
         (
             "no affinity anywhere",
-            p("pending").labels(sel).build(),
+            p("pending").labels(sel).obj(),
             vec![
-                p("p1").labels(sel).on("nodeA").build(),
-                p("p2").on("nodeC").build(),
+                p("p1").labels(sel).node("nodeA").obj(),
+                p("p2").node("nodeC").obj(),
             ],
-            p("added").labels(sel).on("nodeB").build(),
+            p("added").labels(sel).node("nodeB").obj(),
         ),
         (
             "anti-affinity counts follow an added and removed pod",
             p("pending")
                 .labels(sel)
                 .required_anti_affinity(foo_bar())
-                .build(),
+                .obj(),
             vec![
-                p("p1").labels(sel).on("nodeA").build(),
+                p("p1").labels(sel).node("nodeA").obj(),
                 p("p2")
-                    .on("nodeC")
+                    .node("nodeC")
                     .required_anti_affinity(foo_bar())
-                    .build(),
+                    .obj(),
             ],
             p("added")
                 .labels(sel)
-                .on("nodeB")
+                .node("nodeB")
                 .required_anti_affinity(foo_bar())
-                .build(),
+                .obj(),
         ),
         (
             "anti-affinity with two terms follows an added pod with its own anti-affinity",
-            anti_complex(p("pending").labels(sel)).build(),
+            anti_complex(p("pending").labels(sel)).obj(),
             vec![
-                p("p1").labels(sel).on("nodeA").build(),
+                p("p1").labels(sel).node("nodeA").obj(),
                 p("p2")
-                    .on("nodeC")
+                    .node("nodeC")
                     .required_anti_affinity(foo_bar())
-                    .build(),
+                    .obj(),
             ],
-            anti_complex(p("added").labels(sel).on("nodeA")).build(),
+            anti_complex(p("added").labels(sel).node("nodeA")).obj(),
         ),
         (
             "affinity counts follow an added pod matching all terms",
-            aff_complex(p("pending").labels(sel)).build(),
+            aff_complex(p("pending").labels(sel)).obj(),
             vec![
-                p("p1").labels(sel).on("nodeA").build(),
-                aff_complex(p("p2").on("nodeC").required_anti_affinity(foo_bar())).build(),
+                p("p1").labels(sel).node("nodeA").obj(),
+                aff_complex(p("p2").node("nodeC").required_anti_affinity(foo_bar())).obj(),
             ],
-            anti_complex(p("added").labels(sel).on("nodeA")).build(),
+            anti_complex(p("added").labels(sel).node("nodeA")).obj(),
         ),
     ];
     for (name, pending, existing, added) in cases {
@@ -983,10 +994,10 @@ fn add_then_remove_pod_matches_fresh_preparations() {
                 .map(|n| f.as_ref().map_or(Pass, |f| outcome(f.filter(n))))
                 .collect()
         };
-        let before = snapshot(region_zone(), existing.clone(), vec![]);
+        let before = snapshot_with_namespaces(region_zone(), existing.clone(), vec![]);
         let mut with_added = existing.clone();
         with_added.push(added.clone());
-        let after = snapshot(region_zone(), with_added, vec![]);
+        let after = snapshot_with_namespaces(region_zone(), with_added, vec![]);
         let original = prepare_filter(&before, &pending).unwrap();
         let fresh = prepare_filter(&after, &pending).unwrap();
         let Some(original) = original else {
@@ -1016,15 +1027,15 @@ fn node_of(s: &crate::cluster::Snapshot, p: &Pod) -> Node {
 
 #[test]
 fn removing_the_only_matching_pod_frees_the_node_and_adding_it_back_blocks_it() {
-    let n1 = node("n1", &[(HOSTNAME, "n1")]);
-    let web = pod("shop", "web-1")
+    let n1 = make_node("n1").labels(&[(HOSTNAME, "n1")]).obj();
+    let web = make_pod("shop", "web-1")
         .labels(&[("app", "web")])
-        .on("n1")
-        .build();
-    let s = snapshot(vec![n1.clone()], vec![web.clone()], vec![]);
-    let incoming = pod("shop", "web-2")
+        .node("n1")
+        .obj();
+    let s = snapshot_with_namespaces(vec![n1.clone()], vec![web.clone()], vec![]);
+    let incoming = make_pod("shop", "web-2")
         .required_anti_affinity(term("app", "In", &["web"], HOSTNAME))
-        .build();
+        .obj();
     let prepared = prepare_filter(&s, &incoming).unwrap().unwrap();
     assert_eq!(outcome(prepared.filter(&n1)), AntiAffinity);
 
@@ -1034,10 +1045,10 @@ fn removing_the_only_matching_pod_frees_the_node_and_adding_it_back_blocks_it() 
     // The clone did not change the original.
     assert_eq!(outcome(prepared.filter(&n1)), AntiAffinity);
 
-    let other = pod("shop", "web-3")
+    let other = make_pod("shop", "web-3")
         .labels(&[("app", "web")])
-        .on("n1")
-        .build();
+        .node("n1")
+        .obj();
     without.add_pod(&other, &n1);
     let err = without.filter(&n1).unwrap_err();
     assert!(err.reason.contains("pod shop/web-3"), "{}", err.reason);
@@ -1045,13 +1056,13 @@ fn removing_the_only_matching_pod_frees_the_node_and_adding_it_back_blocks_it() 
 
 #[test]
 fn removing_an_existing_pod_with_anti_affinity_lifts_its_block() {
-    let n1 = node("n1", &[(ZONE, "z1")]);
-    let guard = pod("shop", "guard")
-        .on("n1")
+    let n1 = make_node("n1").labels(&[(ZONE, "z1")]).obj();
+    let guard = make_pod("shop", "guard")
+        .node("n1")
         .required_anti_affinity(term("app", "In", &["web"], ZONE))
-        .build();
-    let s = snapshot(vec![n1.clone()], vec![guard.clone()], vec![]);
-    let incoming = pod("shop", "web").labels(&[("app", "web")]).build();
+        .obj();
+    let s = snapshot_with_namespaces(vec![n1.clone()], vec![guard.clone()], vec![]);
+    let incoming = make_pod("shop", "web").labels(&[("app", "web")]).obj();
     let mut f = prepare_filter(&s, &incoming).unwrap().unwrap();
     assert_eq!(outcome(f.filter(&n1)), ExistingAntiAffinity);
     f.remove_pod(&guard, &n1);
@@ -1063,12 +1074,12 @@ fn removing_an_existing_pod_with_anti_affinity_lifts_its_block() {
 #[test]
 fn removing_the_only_affinity_match_reopens_the_first_pod_exception() {
     let nodes = || nodes(&[("nodeA", &[(ZONE, "z1")]), ("nodeB", &[(ZONE, "z2")])]);
-    let db = p("db").labels(&[("app", "db")]).on("nodeA").build();
-    let s = snapshot(nodes(), vec![db.clone()], vec![]);
+    let db = p("db").labels(&[("app", "db")]).node("nodeA").obj();
+    let s = snapshot_with_namespaces(nodes(), vec![db.clone()], vec![]);
     let incoming = p("db-2")
         .labels(&[("app", "db")])
         .required_affinity(term("app", "In", &["db"], ZONE))
-        .build();
+        .obj();
     let mut f = prepare_filter(&s, &incoming).unwrap().unwrap();
     let got = |f: &AffinityFilter| {
         nodes()
@@ -1083,19 +1094,19 @@ fn removing_the_only_affinity_match_reopens_the_first_pod_exception() {
 
 #[test]
 fn terminal_pods_do_not_count_but_terminating_pods_do() {
-    let n1 = node("n1", &[(HOSTNAME, "n1")]);
+    let n1 = make_node("n1").labels(&[(HOSTNAME, "n1")]).obj();
     let incoming = p("new")
         .required_anti_affinity(term("app", "In", &["web"], HOSTNAME))
-        .build();
-    let web = || p("web").labels(&[("app", "web")]).on("n1");
+        .obj();
+    let web = || p("web").labels(&[("app", "web")]).node("n1");
     let cases = [
-        ("succeeded pod", web().phase("Succeeded").build(), Pass),
-        ("failed pod", web().phase("Failed").build(), Pass),
-        ("terminating pod", web().terminating().build(), AntiAffinity),
-        ("running pod", web().phase("Running").build(), AntiAffinity),
+        ("succeeded pod", web().phase("Succeeded").obj(), Pass),
+        ("failed pod", web().phase("Failed").obj(), Pass),
+        ("terminating pod", web().terminating().obj(), AntiAffinity),
+        ("running pod", web().phase("Running").obj(), AntiAffinity),
     ];
     for (name, existing, want) in cases {
-        let s = snapshot(vec![n1.clone()], vec![existing], vec![]);
+        let s = snapshot_with_namespaces(vec![n1.clone()], vec![existing], vec![]);
         let f = prepare_filter(&s, &incoming).unwrap().unwrap();
         assert_eq!(outcome(f.filter(&n1)), want, "{name}");
     }
@@ -1103,18 +1114,18 @@ fn terminal_pods_do_not_count_but_terminating_pods_do() {
 
 #[test]
 fn unbound_pods_and_pods_on_unknown_nodes_do_not_count() {
-    let n1 = node("n1", &[(ZONE, "z1")]);
-    let s = snapshot(
+    let n1 = make_node("n1").labels(&[(ZONE, "z1")]).obj();
+    let s = snapshot_with_namespaces(
         vec![n1.clone()],
         vec![
-            p("pending").labels(&[("app", "web")]).build(),
-            p("elsewhere").labels(&[("app", "web")]).on("gone").build(),
+            p("pending").labels(&[("app", "web")]).obj(),
+            p("elsewhere").labels(&[("app", "web")]).node("gone").obj(),
         ],
         vec![],
     );
     let incoming = p("new")
         .required_anti_affinity(term("app", "In", &["web"], ZONE))
-        .build();
+        .obj();
     assert_eq!(
         outcome(prepare_filter(&s, &incoming).unwrap().unwrap().filter(&n1)),
         Pass

@@ -19,8 +19,6 @@ pub mod terms;
 mod filtering_tests;
 #[cfg(test)]
 mod scoring_tests;
-#[cfg(test)]
-pub(crate) mod test_support;
 
 pub use filtering::{
     AffinityFilter, REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY,

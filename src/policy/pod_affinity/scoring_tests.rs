@@ -4,11 +4,12 @@
 
 use serde_json::json;
 
-use super::test_support::*;
 use super::*;
-use crate::model::pod::PodAffinityTerm;
 use crate::model::{Namespace, Node, Pod};
 use crate::policy::domains::NodeAt;
+use crate::testing::{
+    HOSTNAME, MakePod, make_node, make_pod, namespace, snapshot_with_namespaces, term,
+};
 
 const NS: &str = "default";
 
@@ -33,7 +34,7 @@ fn namespaces() -> Vec<Namespace> {
 
 fn run(cases: Vec<Case>) {
     for c in cases {
-        let s = snapshot(c.nodes.clone(), c.pods, namespaces());
+        let s = snapshot_with_namespaces(c.nodes.clone(), c.pods, namespaces());
         let prepared =
             prepare_score(&s, &c.pod, c.hard_weight).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let got = prepared.map(|sc| {
@@ -54,8 +55,8 @@ fn run(cases: Vec<Case>) {
     }
 }
 
-fn p(name: &str) -> PodBuilder {
-    pod(NS, name)
+fn p(name: &str) -> MakePod {
+    make_pod(NS, name)
 }
 
 const S1: &[(&str, &str)] = &[("security", "S1")];
@@ -70,54 +71,54 @@ fn nodes(labels: &[&[(&str, &str)]]) -> Vec<Node> {
     labels
         .iter()
         .enumerate()
-        .map(|(i, l)| node(&format!("node{}", i + 1), l))
+        .map(|(i, l)| make_node(&format!("node{}", i + 1)).labels(l).obj())
         .collect()
 }
 
-fn stay_with_s1_in_region(b: PodBuilder) -> PodBuilder {
+fn stay_with_s1_in_region(b: MakePod) -> MakePod {
     b.preferred_affinity(5, term("security", "In", &["S1"], "region"))
 }
 
-fn stay_with_s2_in_region(b: PodBuilder) -> PodBuilder {
+fn stay_with_s2_in_region(b: MakePod) -> MakePod {
     b.preferred_affinity(6, term("security", "In", &["S2"], "region"))
 }
 
-fn away_from_s1_in_az(b: PodBuilder) -> PodBuilder {
+fn away_from_s1_in_az(b: MakePod) -> MakePod {
     b.preferred_anti_affinity(5, term("security", "In", &["S1"], "az"))
 }
 
-fn away_from_s2_in_az(b: PodBuilder) -> PodBuilder {
+fn away_from_s2_in_az(b: MakePod) -> MakePod {
     b.preferred_anti_affinity(5, term("security", "In", &["S2"], "az"))
 }
 
-fn stay_with_s1_away_from_s2(b: PodBuilder) -> PodBuilder {
+fn stay_with_s1_away_from_s2(b: MakePod) -> MakePod {
     b.preferred_affinity(8, term("security", "In", &["S1"], "region"))
         .preferred_anti_affinity(5, term("security", "In", &["S2"], "az"))
 }
 
-fn team1_or_subteam2_team2() -> PodAffinityTerm {
-    term_json(json!({
+fn team1_or_subteam2_team2() -> serde_json::Value {
+    json!({
         "labelSelector": {"matchExpressions": [{"key": "security", "operator": "In", "values": ["S1"]}]},
         "namespaces": ["subteam2.team2"],
         "namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["team1"]}]},
         "topologyKey": "region",
-    }))
+    })
 }
 
-fn on(b: PodBuilder, node: &str) -> Pod {
-    b.on(node).build()
+fn on(b: MakePod, node: &str) -> Pod {
+    b.node(node).obj()
 }
 
 fn case(
     name: &'static str,
-    pod: PodBuilder,
+    pod: MakePod,
     pods: Vec<Pod>,
     nodes: Vec<Node>,
     want: Option<Vec<i64>>,
 ) -> Case {
     Case {
         name,
-        pod: pod.build(),
+        pod: pod.obj(),
         pods,
         nodes,
         hard_weight: 1,
@@ -127,25 +128,25 @@ fn case(
 
 #[test]
 fn preferred_affinity() {
-    let affinity3 = |b: PodBuilder| {
+    let affinity3 = |b: MakePod| {
         b.preferred_affinity(
             8,
-            term_json(json!({"labelSelector": {"matchExpressions": [
+            json!({"labelSelector": {"matchExpressions": [
                 {"key": "security", "operator": "NotIn", "values": ["S1"]},
-                {"key": "security", "operator": "In", "values": ["S2"]}]}, "topologyKey": "region"})),
+                {"key": "security", "operator": "In", "values": ["S2"]}]}, "topologyKey": "region"}),
         )
         .preferred_affinity(
             2,
-            term_json(json!({"labelSelector": {"matchExpressions": [
+            json!({"labelSelector": {"matchExpressions": [
                 {"key": "security", "operator": "Exists"},
-                {"key": "wrongkey", "operator": "DoesNotExist"}]}, "topologyKey": "region"})),
+                {"key": "wrongkey", "operator": "DoesNotExist"}]}, "topologyKey": "region"}),
         )
     };
-    let hard = |b: PodBuilder| {
-        b.required_affinity(term("security", "In", &["S1", "value2"], "region")).required_affinity(term_json(json!({
+    let hard = |b: MakePod| {
+        b.required_affinity(term("security", "In", &["S1", "value2"], "region")).required_affinity(json!({
             "labelSelector": {"matchExpressions": [
                 {"key": "security", "operator": "Exists"}, {"key": "wrongkey", "operator": "DoesNotExist"}]},
-            "topologyKey": "region"})))
+            "topologyKey": "region"}))
     };
     run(vec![
         case(
@@ -207,7 +208,7 @@ fn preferred_affinity() {
         ),
         case(
             "symmetry: existing preferred affinity with a namespaceSelector on the pod's namespace",
-            pod("subteam1.team1", "in").labels(S1),
+            make_pod("subteam1.team1", "in").labels(S1),
             vec![
                 on(
                     p("a")
@@ -222,7 +223,7 @@ fn preferred_affinity() {
         ),
         case(
             "symmetry: existing preferred anti-affinity with a namespaceSelector on the pod's namespace",
-            pod("subteam1.team1", "in").labels(S1),
+            make_pod("subteam1.team1", "in").labels(S1),
             vec![
                 on(
                     p("a")
@@ -333,42 +334,42 @@ fn preferred_affinity() {
         ),
         case(
             "incoming namespaceSelector counts pods of the selected namespaces only",
-            pod("subteam1.team1", "in")
+            make_pod("subteam1.team1", "in")
                 .labels(S1)
                 .preferred_affinity(5, team1_or_subteam2_team2()),
             vec![
-                on(pod("subteam1.team1", "a").labels(S1), "node1"),
-                on(pod("subteam1.team1", "b").labels(S1), "node1"),
-                on(pod("subteam1.team2", "c").labels(S1), "node1"),
-                on(pod("subteam2.team1", "d").labels(S1), "node2"),
+                on(make_pod("subteam1.team1", "a").labels(S1), "node1"),
+                on(make_pod("subteam1.team1", "b").labels(S1), "node1"),
+                on(make_pod("subteam1.team2", "c").labels(S1), "node1"),
+                on(make_pod("subteam2.team1", "d").labels(S1), "node2"),
             ],
             nodes(&[CHINA, INDIA]),
             Some(vec![100, 0]),
         ),
         case(
             "incoming namespaces list and namespaceSelector are ORed",
-            pod("subteam1.team1", "in")
+            make_pod("subteam1.team1", "in")
                 .labels(S1)
                 .preferred_affinity(5, team1_or_subteam2_team2()),
             vec![
-                on(pod("subteam1.team1", "a").labels(S1), "node1"),
-                on(pod("subteam1.team1", "b").labels(S1), "node1"),
-                on(pod("subteam2.team2", "c").labels(S1), "node1"),
-                on(pod("subteam2.team1", "d").labels(S1), "node2"),
+                on(make_pod("subteam1.team1", "a").labels(S1), "node1"),
+                on(make_pod("subteam1.team1", "b").labels(S1), "node1"),
+                on(make_pod("subteam2.team2", "c").labels(S1), "node1"),
+                on(make_pod("subteam2.team1", "d").labels(S1), "node2"),
             ],
             nodes(&[CHINA, INDIA]),
             Some(vec![100, 0]),
         ),
         case(
             "incoming anti-affinity with namespaceSelector",
-            pod("subteam1.team1", "in")
+            make_pod("subteam1.team1", "in")
                 .labels(S1)
                 .preferred_anti_affinity(5, team1_or_subteam2_team2()),
             vec![
-                on(pod("subteam1.team1", "a").labels(S1), "node1"),
-                on(pod("subteam1.team1", "b").labels(S1), "node1"),
-                on(pod("subteam1.team2", "c").labels(S1), "node1"),
-                on(pod("subteam2.team1", "d").labels(S1), "node2"),
+                on(make_pod("subteam1.team1", "a").labels(S1), "node1"),
+                on(make_pod("subteam1.team1", "b").labels(S1), "node1"),
+                on(make_pod("subteam1.team2", "c").labels(S1), "node1"),
+                on(make_pod("subteam2.team1", "d").labels(S1), "node2"),
             ],
             nodes(&[CHINA, INDIA]),
             Some(vec![0, 100]),
@@ -389,19 +390,19 @@ fn preferred_affinity() {
 
 #[test]
 fn preferred_affinity_with_hard_pod_affinity_symmetric_weight() {
-    let hard = |b: PodBuilder| {
-        b.required_affinity(term_json(json!({
+    let hard = |b: MakePod| {
+        b.required_affinity(json!({
             "labelSelector": {"matchExpressions": [{"key": "service", "operator": "In", "values": ["S1"]}]},
             "namespaces": [NS, "subteam2.team2"],
             "namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["team1"]}]},
             "topologyKey": "region",
-        })))
+        }))
     };
     let service_s1 = &[("service", "S1")];
     let existing = || vec![on(hard(p("a")), "node1"), on(hard(p("b")), "node2")];
     let with = |name, ns: &str, weight, want| Case {
         name,
-        pod: pod(ns, "in").labels(service_s1).build(),
+        pod: make_pod(ns, "in").labels(service_s1).obj(),
         pods: existing(),
         nodes: nodes(&[CHINA, INDIA, AZ1]),
         hard_weight: weight,
@@ -433,17 +434,21 @@ fn preferred_affinity_with_hard_pod_affinity_symmetric_weight() {
 
 #[test]
 fn raw_scores_sum_weights_over_the_keys_a_node_carries() {
-    let s = snapshot(
+    let s = snapshot_with_namespaces(
         vec![
-            node("n1", &[("zone", "z1"), (HOSTNAME, "n1")]),
-            node("n2", &[("zone", "z1"), (HOSTNAME, "n2")]),
+            make_node("n1")
+                .labels(&[("zone", "z1"), (HOSTNAME, "n1")])
+                .obj(),
+            make_node("n2")
+                .labels(&[("zone", "z1"), (HOSTNAME, "n2")])
+                .obj(),
         ],
         vec![
-            p("db").labels(&[("app", "db")]).on("n1").build(),
+            p("db").labels(&[("app", "db")]).node("n1").obj(),
             p("peer")
-                .on("n2")
+                .node("n2")
                 .required_affinity(term("app", "In", &["web"], "zone"))
-                .build(),
+                .obj(),
         ],
         vec![],
     );
@@ -451,7 +456,7 @@ fn raw_scores_sum_weights_over_the_keys_a_node_carries() {
         .labels(&[("app", "web")])
         .preferred_affinity(10, term("app", "In", &["db"], HOSTNAME))
         .preferred_affinity(3, term("app", "In", &["db"], "zone"))
-        .build();
+        .obj();
     let sc = prepare_score(&s, &incoming, 7).unwrap().unwrap();
     // n1: 10 (hostname) + 3 (zone) + 7 (peer's required term, zone); n2: 3 + 7.
     assert_eq!(sc.score(NodeAt::indexed(&s.nodes()[0].node, 0)), 20);
@@ -460,28 +465,28 @@ fn raw_scores_sum_weights_over_the_keys_a_node_carries() {
 
 #[test]
 fn existing_required_anti_affinity_does_not_score() {
-    let s = snapshot(
-        vec![node("n1", &[("zone", "z1")])],
+    let s = snapshot_with_namespaces(
+        vec![make_node("n1").labels(&[("zone", "z1")]).obj()],
         vec![
             p("guard")
-                .on("n1")
+                .node("n1")
                 .required_anti_affinity(term("app", "In", &["web"], "zone"))
-                .build(),
+                .obj(),
         ],
         vec![],
     );
-    let incoming = p("web").labels(&[("app", "web")]).build();
+    let incoming = p("web").labels(&[("app", "web")]).obj();
     assert!(prepare_score(&s, &incoming, 1).unwrap().is_none());
 }
 
 #[test]
 fn invalid_preferred_terms_fail_preparation() {
-    let s = snapshot(vec![node("n1", &[])], vec![], vec![]);
-    let bad = term_json(json!({
+    let s = snapshot_with_namespaces(vec![make_node("n1").labels(&[]).obj()], vec![], vec![]);
+    let bad = json!({
         "labelSelector": {"matchExpressions": [{"key": "security", "operator": "NotIn"}]},
         "topologyKey": "az",
-    }));
-    let err = prepare_score(&s, &p("in").preferred_anti_affinity(5, bad).build(), 1).unwrap_err();
+    });
+    let err = prepare_score(&s, &p("in").preferred_anti_affinity(5, bad).obj(), 1).unwrap_err();
     assert!(
         err.contains("podAntiAffinity preferredDuringScheduling term 0"),
         "{err}"
@@ -500,11 +505,11 @@ fn normalize_spreads_between_min_and_max() {
 
 #[test]
 fn existing_pod_preferred_group_with_an_unparsable_term_is_dropped() {
-    let bad = term_json(json!({
+    let bad = json!({
         "labelSelector": {"matchExpressions": [{"key": "x", "operator": "In"}]},
         "topologyKey": "region",
-    }));
-    let s = snapshot(
+    });
+    let s = snapshot_with_namespaces(
         nodes(&[CHINA, INDIA]),
         vec![
             on(
@@ -515,7 +520,7 @@ fn existing_pod_preferred_group_with_an_unparsable_term_is_dropped() {
         ],
         vec![],
     );
-    let sc = prepare_score(&s, &p("in").labels(S1).build(), 1)
+    let sc = prepare_score(&s, &p("in").labels(S1).obj(), 1)
         .unwrap()
         .unwrap();
     assert_eq!(sc.score(NodeAt::indexed(&s.nodes()[0].node, 0)), 0);
