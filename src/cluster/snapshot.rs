@@ -452,26 +452,20 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn node(name: &str, zone: &str) -> Node {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}}
-        }))
-        .unwrap()
-    }
-
-    fn pod(ns: &str, name: &str, node: &str, phase: &str) -> Pod {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{name}")},
-            "spec": {"nodeName": node},
-            "status": {"phase": phase}
-        }))
-        .unwrap()
-    }
+    use crate::testing::{make_node, make_pod};
 
     fn sample() -> Snapshot {
+        // One row per pod; uids are `uid-<name>` (a test looks one up).
+        let pod = |ns, name: &str, node, phase| {
+            let uid = format!("uid-{name}");
+            make_pod(ns, name).uid(&uid).node(node).phase(phase).obj()
+        };
         Snapshot::build(ClusterObjects {
-            nodes: vec![node("b", "z1"), node("a", "z1"), node("c", "z2")],
+            nodes: vec![
+                make_node("b").zone("z1").obj(),
+                make_node("a").zone("z1").obj(),
+                make_node("c").zone("z2").obj(),
+            ],
             pods: vec![
                 pod("shop", "p1", "a", "Running"),
                 pod("shop", "p2", "b", "Pending"),

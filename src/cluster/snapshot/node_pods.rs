@@ -224,18 +224,18 @@ impl Deref for NodePods {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::make_pod;
     use serde_json::json;
 
     fn pod(uid: &str, priority: Option<i32>, cpu: &str) -> Arc<Pod> {
-        Arc::new(
-            serde_json::from_value(json!({
-                "metadata": {"name": "p", "uid": uid},
-                "spec": {"priority": priority, "containers": [
-                    {"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
-                "status": {"startTime": "2024-01-01T00:00:00Z"}
-            }))
-            .unwrap(),
-        )
+        // Only a cpu request (no memory), and `priority: null` for None.
+        let containers = json!([{"name": "c", "resources": {"requests": {"cpu": cpu}}}]);
+        let pod = make_pod("", "p")
+            .uid(uid)
+            .spec("priority", json!(priority))
+            .spec("containers", containers)
+            .start(Some("2024-01-01T00:00:00Z"));
+        Arc::new(pod.obj())
     }
 
     #[test]

@@ -150,14 +150,11 @@ impl TopologyIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::make_node;
 
+    /// A nameless node with these labels: only the labels count here.
     fn node(labels: &[(&str, &str)]) -> Arc<Node> {
-        let mut n = Node::default();
-        n.metadata.labels = labels
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Arc::new(n)
+        Arc::new(make_node("").labels(labels).obj())
     }
 
     #[test]

@@ -253,33 +253,26 @@ impl Snapshot {
 mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
+    use crate::testing::{make_node, make_pod};
 
-    fn node(name: &str, zone: &str) -> Node {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "labels": {"zone": zone}}
-        }))
-        .unwrap()
-    }
-
-    /// Labelled `app=<name up to the first dash>`.
+    /// Labelled `app=<name up to the first dash>`, running on `node`; with
+    /// `anti`, a required anti-affinity to `app=x` across `zone`.
     fn pod(ns: &str, name: &str, node: &str, anti: bool) -> Pod {
         let app = name.split('-').next().unwrap();
-        let mut v = serde_json::json!({
-            "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}"),
-                         "labels": {"app": app}},
-            "spec": {"nodeName": node},
-            "status": {"phase": "Running"}
-        });
-        if anti {
-            // Pods of namespace "new" look across namespaces: both groups of
-            // the term-holder index are exercised.
-            let namespaces: Vec<&str> = if ns == "new" { vec!["shop"] } else { vec![] };
-            v["spec"]["affinity"] = serde_json::json!({"podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone",
-                     "namespaces": namespaces}]}});
+        let pod = make_pod(ns, name)
+            .label("app", app)
+            .node(node)
+            .phase("Running");
+        if !anti {
+            return pod.obj();
         }
-        serde_json::from_value(v).unwrap()
+        // Pods of namespace "new" look across namespaces: both groups of
+        // the term-holder index are exercised.
+        let namespaces: Vec<&str> = if ns == "new" { vec!["shop"] } else { vec![] };
+        pod.required_anti_affinity(serde_json::json!(
+            {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone",
+             "namespaces": namespaces}))
+            .obj()
     }
 
     /// Everything a policy can ask, in a comparable form.
@@ -347,7 +340,11 @@ mod tests {
 
     fn base_objects() -> ClusterObjects {
         ClusterObjects {
-            nodes: vec![node("a", "z1"), node("b", "z1"), node("c", "z2")],
+            nodes: vec![
+                make_node("a").label("zone", "z1").obj(),
+                make_node("b").label("zone", "z1").obj(),
+                make_node("c").label("zone", "z2").obj(),
+            ],
             pods: vec![
                 pod("shop", "web-1", "a", true),
                 pod("shop", "web-2", "b", false),
@@ -543,13 +540,15 @@ mod tests {
     #[test]
     fn node_label_changes_update_topology_domains() {
         let s = Snapshot::build(base_objects());
-        let s2 = s.with_node_changes(&[Arc::new(node("b", "z2"))]).unwrap();
+        let s2 = s
+            .with_node_changes(&[Arc::new(make_node("b").label("zone", "z2").obj())])
+            .unwrap();
         let zones = s2.topology_domains("zone").unwrap();
         let count = |v| zones.node_count(zones.id(v).unwrap());
         assert_eq!((count("z1"), count("z2")), (1, 2));
         assert_eq!(s2.node("b").unwrap().pods.len(), 1);
         assert!(
-            s.with_node_changes(&[Arc::new(node("new", "z1"))])
+            s.with_node_changes(&[Arc::new(make_node("new").label("zone", "z1").obj())])
                 .is_none()
         );
     }

@@ -4,13 +4,15 @@
 use super::*;
 use crate::cluster::{ClusterObjects, PodChange, Snapshot};
 use crate::model::Pod;
+use crate::testing::make_pod;
 
+/// `p<i>`, labelled app `a<i mod 7>` and tier web (even) or db (odd).
 fn pod(ns: &str, i: usize) -> Pod {
-    serde_json::from_value(serde_json::json!({
-        "metadata": {"name": format!("p{i}"), "namespace": ns,
-                     "labels": {"app": format!("a{}", i % 7), "tier": if i.is_multiple_of(2) { "web" } else { "db" }}},
-    }))
-    .unwrap()
+    let tier = if i.is_multiple_of(2) { "web" } else { "db" };
+    make_pod(ns, &format!("p{i}"))
+        .label("app", &format!("a{}", i % 7))
+        .label("tier", tier)
+        .obj()
 }
 
 fn selector(v: serde_json::Value) -> LabelSelector {
@@ -119,19 +121,16 @@ mod carried_across_edits {
     }
 
     fn labelled(ns: usize, name: usize, labels: LabelChoice, finished: bool) -> Pod {
-        let mut p = Pod::default();
-        p.metadata.namespace = NAMESPACES[ns].into();
-        p.metadata.name = format!("p{name}");
-        p.metadata.uid = format!("{ns}-{name}");
+        let mut p = make_pod(NAMESPACES[ns], &format!("p{name}")).uid(&format!("{ns}-{name}"));
         for (key, v) in KEYS.iter().zip(labels) {
             if let Some(v) = v {
-                p.metadata.labels.insert(key.to_string(), format!("v{v}"));
+                p = p.label(key, &format!("v{v}"));
             }
         }
         if finished {
-            p.status.phase = "Succeeded".into();
+            p = p.phase("Succeeded");
         }
-        p
+        p.obj()
     }
 
     fn labels() -> impl Strategy<Value = LabelChoice> {
