@@ -110,6 +110,12 @@ impl MakePod {
         self
     }
 
+    /// `status.nominatedNodeName`: preemption made room for it there.
+    pub fn nominated(mut self, node: &str) -> Self {
+        self.0["status"]["nominatedNodeName"] = node.into();
+        self
+    }
+
     /// `spec.priority`, as the Priority admission plugin resolved it.
     pub fn priority(mut self, priority: i32) -> Self {
         self.0["spec"]["priority"] = priority.into();

@@ -353,20 +353,12 @@ mod tests {
 
     use super::*;
     use crate::cluster::ClusterObjects;
+    use crate::testing::{make_node, make_pod};
 
     fn snapshot() -> Snapshot {
-        let node = |name: &str, zone: &str| -> Node {
-            serde_json::from_value(json!({"metadata": {"name": name, "labels": {
-                "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}}}))
-            .unwrap()
-        };
-        let pod = |name: &str, node: &str| -> Pod {
-            serde_json::from_value(
-                json!({"metadata": {"name": name, "namespace": "shop", "labels": {"app": "web"}},
-                                          "spec": {"nodeName": node}}),
-            )
-            .unwrap()
-        };
+        let node = |name: &str, zone: &str| make_node(name).hostname().zone(zone).obj();
+        let pod =
+            |name: &str, node: &str| make_pod("shop", name).label("app", "web").node(node).obj();
         Snapshot::build(ClusterObjects {
             nodes: vec![
                 node("n1", "eu-1a"),
@@ -579,11 +571,13 @@ mod tests {
                 "requiredDuringSchedulingIgnoredDuringExecution": [{
                     "labelSelector": {"matchLabels": {"app": "db"}},
                     "topologyKey": "kubernetes.io/hostname"}]}}}});
-        let nominated = |uid: &str, priority: i32| -> Pod {
-            serde_json::from_value(json!({
-                "metadata": {"name": "pre", "namespace": "shop", "uid": uid, "labels": {"app": "db"}},
-                "spec": {"priority": priority}, "status": {"nominatedNodeName": "n3"}}))
-            .unwrap()
+        let nominated = |uid: &str, priority: i32| {
+            make_pod("shop", "pre")
+                .uid(uid)
+                .label("app", "db")
+                .priority(priority)
+                .nominated("n3")
+                .obj()
         };
         let cases = [
             (
