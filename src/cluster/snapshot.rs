@@ -98,7 +98,8 @@ pub struct Owners {
 pub struct Snapshot {
     nodes: NodeList,
     node_index: Arc<NameIndex>,
-    /// Per node: neither cordoned nor tainted ([`Self::node_is_plain`]).
+    /// Per node: neither cordoned nor tainted NoSchedule or NoExecute
+    /// ([`Self::node_is_plain`]).
     plain_nodes: Arc<[bool]>,
     pods_by_namespace: Arc<Map<String, NamespacePods>>,
     pods_with_affinity: TermHolders,
@@ -202,9 +203,11 @@ impl From<ClusterObjects> for SharedObjects {
     }
 }
 
-/// See [`Snapshot::node_is_plain`].
+/// See [`Snapshot::node_is_plain`]. A PreferNoSchedule taint only
+/// weighs in scoring, so a node with only such taints is plain for the
+/// filters (a fifth of the synthetic cluster's nodes, as of many real ones).
 fn is_plain(node: &Node) -> bool {
-    !node.spec.unschedulable && node.spec.taints.is_empty()
+    !node.spec.unschedulable && !node.spec.taints.iter().any(|t| t.blocks_scheduling())
 }
 
 impl Snapshot {
@@ -297,8 +300,9 @@ impl Snapshot {
         self.node_index.get(name)
     }
 
-    /// Whether the node at `idx` is neither cordoned nor tainted, so that
-    /// NodeUnschedulable and TaintToleration pass every pod there: a
+    /// Whether the node at `idx` is neither cordoned nor tainted NoSchedule
+    /// or NoExecute, so that NodeUnschedulable and TaintToleration pass
+    /// every pod there: a
     /// filter need not read the node object for them (a cache miss per
     /// candidate on a served request).
     pub fn node_is_plain(&self, idx: NodeIdx) -> bool {
@@ -485,6 +489,31 @@ mod tests {
         assert_eq!(names, ["a", "b", "c"]);
         assert_eq!(s.node_idx("c"), Some(2));
         assert!(s.node("zz").is_none());
+    }
+
+    #[test]
+    fn only_taints_that_block_scheduling_make_a_node_not_plain() {
+        let s = crate::testing::snapshot(
+            vec![
+                make_node("bare").obj(),
+                make_node("prefer")
+                    .taint("spot", "yes", "PreferNoSchedule")
+                    .obj(),
+                make_node("no-schedule")
+                    .taint("gpu", "yes", "NoSchedule")
+                    .obj(),
+                make_node("no-execute")
+                    .taint("spot", "yes", "PreferNoSchedule")
+                    .taint("maintenance", "true", "NoExecute")
+                    .obj(),
+            ],
+            vec![],
+        );
+        let plain = |name: &str| s.node_is_plain(s.node_idx(name).unwrap());
+        assert!(plain("bare"));
+        assert!(plain("prefer"));
+        assert!(!plain("no-schedule"));
+        assert!(!plain("no-execute"));
     }
 
     #[test]

@@ -196,6 +196,47 @@ mod tests {
         PodFilters::prepare(s, pod, &SchedulingSettings::default()).unwrap()
     }
 
+    /// The filter skips reading a plain node for NodeUnschedulable and
+    /// TaintToleration; reading it gives the same verdicts.
+    #[test]
+    fn a_plain_node_gets_the_verdict_its_object_gives() {
+        use crate::testing::make_pod;
+        let s = crate::testing::snapshot(
+            vec![
+                make_node("bare").obj(),
+                make_node("prefer")
+                    .taint("spot", "yes", "PreferNoSchedule")
+                    .obj(),
+                make_node("no-schedule")
+                    .taint("gpu", "yes", "NoSchedule")
+                    .obj(),
+            ],
+            vec![],
+        );
+        let plain_pod = make_pod("shop", "p").obj();
+        let tolerating = make_pod("shop", "t")
+            .spec("tolerations", json!([{"key": "gpu", "operator": "Exists"}]))
+            .obj();
+        for pod in [&plain_pod, &tolerating] {
+            let filters = prepared(pod, &s);
+            for (idx, info) in s.nodes().iter().enumerate() {
+                let read = filters.check_at(NodeAt::unindexed(&info.node));
+                let in_view = filters.check_at(NodeAt::in_view(&s, idx as u32));
+                assert_eq!(
+                    in_view,
+                    read,
+                    "{} on {}",
+                    pod.metadata.name,
+                    info.node.name()
+                );
+            }
+        }
+        let filters = prepared(&plain_pod, &s);
+        let idx = s.node_idx("prefer").unwrap();
+        assert!(s.node_is_plain(idx));
+        assert_eq!(filters.check_at(NodeAt::in_view(&s, idx)), Ok(()));
+    }
+
     #[test]
     fn first_failure_follows_upstream_plugin_order() {
         let mut n = make_node("n1")
