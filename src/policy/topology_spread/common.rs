@@ -273,15 +273,10 @@ pub fn count_cluster(
     let admitted = (required.is_set() && constraints.iter().any(|c| c.honor_node_affinity))
         .then(|| required.admitted_nodes(pod, snapshot));
     let by_node: Vec<ByNode<'_>> = keys.iter().map(KeyLookup::by_node).collect();
-    // Which nodes take part before the per-constraint inclusion policies.
-    let mut base = vec![true; nodes.len()];
-    if require_all_keys {
-        for ids in &by_node {
-            for (idx, ok) in base.iter_mut().enumerate() {
-                *ok = *ok && ids.get(idx).is_some();
-            }
-        }
-    }
+    // Whether a node takes part before the per-constraint inclusion
+    // policies. Asked only of the nodes scanned for domains and of those
+    // running selected pods, a few hundred, not of every node up front.
+    let base = |idx: usize| !require_all_keys || by_node.iter().all(|ids| ids.get(idx).is_some());
     let namespace = &pod.metadata.namespace;
     for (c, constraint) in constraints.iter().enumerate() {
         let ids = by_node[c];
@@ -289,7 +284,7 @@ pub fn count_cluster(
             .as_deref()
             .filter(|_| constraint.honor_node_affinity);
         let takes_part = |idx: usize| {
-            base[idx]
+            base(idx)
                 && admitted.is_none_or(|a| a.get(idx) == Some(true))
                 && !(constraint.honor_node_taints
                     && untolerated_taint(&nodes[idx].node.spec.taints, tolerations).is_some())
