@@ -55,13 +55,14 @@ impl PreemptResult<'_> {
     pub fn to_json(&self) -> Vec<u8> {
         let victims: usize = self.candidates.iter().map(|c| c.victims.pods.len()).sum();
         let mut out = Vec::with_capacity(64 + 64 * self.candidates.len() + 56 * victims);
+        let mut violations = itoa::Buffer::new();
         out.extend_from_slice(br#"{"NodeNameToMetaVictims":{"#);
         for (i, c) in self.candidates.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             // Writing a string into a Vec cannot fail.
-            serde_json::to_writer(&mut out, c.node.node.name()).ok();
+            json_string::write_str(&mut out, c.node.node.name()).ok();
             out.extend_from_slice(br#":{"Pods":["#);
             for (k, v) in c.victims.pods.iter().enumerate() {
                 if k > 0 {
@@ -73,7 +74,7 @@ impl PreemptResult<'_> {
                 out.push(b'}');
             }
             out.extend_from_slice(br#"],"NumPDBViolations":"#);
-            out.extend_from_slice(c.victims.num_pdb_violations.to_string().as_bytes());
+            out.extend_from_slice(violations.format(c.victims.num_pdb_violations).as_bytes());
             out.push(b'}');
         }
         out.extend_from_slice(b"}}");

@@ -5,7 +5,9 @@
 //! kube-scheduler's cache knows (`api::preempt_unknown`).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use serde_json::value::RawValue;
 
@@ -51,7 +53,7 @@ type NodeUids<'a> = HashMap<Cow<'a, str>, Vec<Cow<'a, str>>>;
 /// the map is not an object (serde then says what is wrong) or its keys
 /// have escapes (node names never do).
 fn walked_map(map: &str, meta: bool) -> Option<NodeUids<'_>> {
-    let mut nodes = NodeUids::new();
+    let mut nodes = NodeUids::default();
     let mut walk = validated_walk::Walk::new(map);
     let is_object = walk.object(|walk, node| {
         let start = walk.mark();
