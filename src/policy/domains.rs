@@ -17,8 +17,8 @@ use crate::model::Node;
 pub struct NodeAt<'a> {
     pub node: &'a Node,
     pub idx: Option<NodeIdx>,
-    /// Known to be neither cordoned nor tainted (see
-    /// [`Snapshot::node_is_plain`]); `false` when not known.
+    /// Known to be neither cordoned nor tainted NoSchedule or NoExecute
+    /// (see [`Snapshot::node_is_plain`]); `false` when not known.
     pub plain: bool,
 }
 
