@@ -492,31 +492,6 @@ mod tests {
     }
 
     #[test]
-    fn only_taints_that_block_scheduling_make_a_node_not_plain() {
-        let s = crate::testing::snapshot(
-            vec![
-                make_node("bare").obj(),
-                make_node("prefer")
-                    .taint("spot", "yes", "PreferNoSchedule")
-                    .obj(),
-                make_node("no-schedule")
-                    .taint("gpu", "yes", "NoSchedule")
-                    .obj(),
-                make_node("no-execute")
-                    .taint("spot", "yes", "PreferNoSchedule")
-                    .taint("maintenance", "true", "NoExecute")
-                    .obj(),
-            ],
-            vec![],
-        );
-        let plain = |name: &str| s.node_is_plain(s.node_idx(name).unwrap());
-        assert!(plain("bare"));
-        assert!(plain("prefer"));
-        assert!(!plain("no-schedule"));
-        assert!(!plain("no-execute"));
-    }
-
-    #[test]
     fn terminal_pods_are_not_part_of_the_view() {
         let s = sample();
         assert_eq!(s.counts().pods, 4);

@@ -196,8 +196,10 @@ mod tests {
         PodFilters::prepare(s, pod, &SchedulingSettings::default()).unwrap()
     }
 
-    /// The filter skips reading a plain node for NodeUnschedulable and
-    /// TaintToleration; reading it gives the same verdicts.
+    /// Only NoSchedule and NoExecute taints make a node not plain
+    /// (`Snapshot::node_is_plain`); the filter skips reading a plain node
+    /// for NodeUnschedulable and TaintToleration, and reading it gives
+    /// the same verdicts.
     #[test]
     fn a_plain_node_gets_the_verdict_its_object_gives() {
         use crate::testing::make_pod;
@@ -210,9 +212,16 @@ mod tests {
                 make_node("no-schedule")
                     .taint("gpu", "yes", "NoSchedule")
                     .obj(),
+                make_node("no-execute")
+                    .taint("spot", "yes", "PreferNoSchedule")
+                    .taint("maintenance", "true", "NoExecute")
+                    .obj(),
             ],
             vec![],
         );
+        let plain = |name: &str| s.node_is_plain(s.node_idx(name).unwrap());
+        assert!(plain("bare") && plain("prefer"));
+        assert!(!plain("no-schedule") && !plain("no-execute"));
         let plain_pod = make_pod("shop", "p").obj();
         let tolerating = make_pod("shop", "t")
             .spec("tolerations", json!([{"key": "gpu", "operator": "Exists"}]))
@@ -233,7 +242,6 @@ mod tests {
         }
         let filters = prepared(&plain_pod, &s);
         let idx = s.node_idx("prefer").unwrap();
-        assert!(s.node_is_plain(idx));
         assert_eq!(filters.check_at(NodeAt::in_view(&s, idx)), Ok(()));
     }
 
