@@ -205,7 +205,7 @@ impl From<ClusterObjects> for SharedObjects {
 
 /// See [`Snapshot::node_is_plain`]. A PreferNoSchedule taint only
 /// weighs in scoring, so a node with only such taints is plain for the
-/// filters (a fifth of the synthetic cluster's nodes, as of many real ones).
+/// filters (948 of the synthetic cluster's 5,000 nodes).
 fn is_plain(node: &Node) -> bool {
     !node.spec.unschedulable && !node.spec.taints.iter().any(|t| t.blocks_scheduling())
 }
@@ -302,9 +302,8 @@ impl Snapshot {
 
     /// Whether the node at `idx` is neither cordoned nor tainted NoSchedule
     /// or NoExecute, so that NodeUnschedulable and TaintToleration pass
-    /// every pod there: a
-    /// filter need not read the node object for them (a cache miss per
-    /// candidate on a served request).
+    /// every pod there: a filter need not read the node object for them (a
+    /// cache miss per candidate on a served request).
     pub fn node_is_plain(&self, idx: NodeIdx) -> bool {
         self.plain_nodes.get(idx as usize).copied().unwrap_or(false)
     }
