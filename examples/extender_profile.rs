@@ -7,7 +7,7 @@
 //!   valgrind --tool=callgrind target/release/examples/extender_profile \
 //!       CLUSTER.json filter|prioritize|filter-phases BODY.json [REPEAT]
 //!
-//! `filter-phases` (NodeNames bodies) prints the mean time of each phase of
+//! `filter-phases` prints the mean time of each phase of
 //! a filter: decode, prepare, check, encode.
 //!
 //! A body with the `@UID@` marker (scripts/filter_body.py's `.tmpl` files)
@@ -86,7 +86,7 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// One NodeNames filter with each phase timed: decode, prepare, check, encode.
+/// One filter with each phase timed (the check on one thread): decode, prepare, check, encode.
 fn filter_phases(
     snapshot: &kube_arbiter::cluster::Snapshot,
     settings: &SchedulingSettings,
@@ -101,24 +101,33 @@ fn filter_phases(
     let t = Instant::now();
     let args = read_args(body, recent).expect("body decodes");
     let pod = args.pod.as_ref().expect("body has a pod");
-    let names = args.node_names.as_ref().expect("NodeNames mode");
     phases[0] += t.elapsed();
     let t = Instant::now();
     let filters = PodFilters::prepare(snapshot, pod, settings).expect("pod is valid");
     phases[1] += t.elapsed();
     let t = Instant::now();
     let nodes = snapshot.nodes();
-    let verdicts: Vec<_> = names
-        .iter()
-        .map(|n| {
-            let idx = snapshot.node_idx(n).expect("known node");
-            filters.check_with_nominated(
-                snapshot,
-                pod,
-                NodeAt::indexed(&nodes[idx as usize].node, idx),
-            )
-        })
-        .collect();
+    let verdicts: Vec<_> = match (&args.node_names, &args.nodes) {
+        (Some(names), _) => names
+            .iter()
+            .map(|n| {
+                let idx = snapshot.node_idx(n).expect("known node");
+                filters.check_with_nominated(
+                    snapshot,
+                    pod,
+                    NodeAt::indexed(&nodes[idx as usize].node, idx),
+                )
+            })
+            .collect(),
+        (None, Some(list)) => list
+            .items
+            .iter()
+            .map(|(node, _)| {
+                filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, node))
+            })
+            .collect(),
+        (None, None) => panic!("body has neither NodeNames nor Nodes"),
+    };
     phases[2] += t.elapsed();
     let t = Instant::now();
     let answer = filter(Some(snapshot), settings, body, recent);

@@ -10,6 +10,15 @@
 //! only ever reused for the very bytes it was decoded from; a text that
 //! fails to decode is not kept.
 //!
+//! An item can also be found where it starts in a request body, before
+//! anything has looked for where it ends ([`RecentNodes::kept_at`]): the
+//! latest text kept with the same first [`START`] bytes is compared with
+//! the body from there, and if the body goes on with exactly that text,
+//! that text is the item, whole (a complete JSON object ends at its last
+//! byte wherever it sits). kube-scheduler writes a Node's name, uid and
+//! resourceVersion first, so those bytes tell its nodes apart; texts that
+//! share them are found by the full hash as before.
+//!
 //! Memory is bounded by two generations: new and reused entries go to the
 //! current one, and when it holds [`GENERATION`] entries or
 //! [`GENERATION_BYTES`] of text it becomes the previous one and the oldest
@@ -28,10 +37,15 @@ const GENERATION: usize = 6_000;
 /// Text per generation: 5,000 realistic Nodes are about 28 MB.
 const GENERATION_BYTES: usize = 64 << 20;
 
+/// Leading bytes of a text by which [`RecentNodes::kept_at`] finds it.
+const START: usize = 256;
+
 /// One decoded text.
 struct Decoded {
     text: Box<str>,
     node: Arc<Node>,
+    /// Hash of the text's first [`START`] bytes.
+    start: u64,
 }
 
 struct Generations {
@@ -40,6 +54,9 @@ struct Generations {
     /// Text held by `current`.
     current_bytes: usize,
     previous: HashMap<u64, Arc<Decoded>>,
+    /// The entry of `current` put there last, by the hash of its text's
+    /// first bytes.
+    starts: HashMap<u64, Arc<Decoded>>,
 }
 
 pub struct RecentNodes {
@@ -73,6 +90,7 @@ impl RecentNodes {
                 current: HashMap::default(),
                 current_bytes: 0,
                 previous: HashMap::default(),
+                starts: HashMap::default(),
             }),
             hasher: foldhash::fast::RandomState::default(),
         }
@@ -87,6 +105,22 @@ impl RecentNodes {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Generations> {
         self.generations.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hash of the first [`START`] bytes of `bytes`, all when fewer.
+    fn start(&self, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one(&bytes[..bytes.len().min(START)])
+    }
+
+    /// The kept node whose text `rest` starts with, and that text's
+    /// length: the item at the start of `rest` (a request body from an
+    /// item's first byte on), when it is a text kept with those first
+    /// bytes.
+    pub fn kept_at(&self, rest: &[u8]) -> Option<(Arc<Node>, usize)> {
+        let entry = self.lock().starts.get(&self.start(rest)).cloned()?;
+        let text = entry.text.as_bytes();
+        rest.starts_with(text)
+            .then(|| (Arc::clone(&entry.node), text.len()))
     }
 
     /// The Node in `texts`, each decoded by serde_json or taken from a
@@ -110,6 +144,7 @@ impl RecentNodes {
                         Arc::new(Decoded {
                             text: text.into(),
                             node: node.clone(),
+                            start: self.start(text.as_bytes()),
                         }),
                     ));
                     nodes.push(node);
@@ -142,7 +177,9 @@ impl Generations {
         if self.current.len() >= self.limits.entries || self.current_bytes >= self.limits.bytes {
             self.previous = std::mem::take(&mut self.current);
             self.current_bytes = 0;
+            self.starts.clear();
         }
+        self.starts.insert(entry.start, Arc::clone(&entry));
         self.current_bytes += entry.text.len();
         if let Some(replaced) = self.current.insert(hash, entry) {
             self.current_bytes -= replaced.text.len();
@@ -194,6 +231,39 @@ mod tests {
         let got = recent.decode(&[&b]).unwrap();
         assert!(!Arc::ptr_eq(&got[0], &kept[0]));
         assert_eq!(got[0].metadata.name, "b");
+    }
+
+    #[test]
+    fn a_kept_text_is_found_where_a_body_goes_on_with_it() {
+        let recent = RecentNodes::new(SMALL);
+        let pad = "x".repeat(START);
+        let text = |name: &str, cpu: &str| {
+            format!(
+                r#"{{"metadata":{{"name":"{name}","annotations":{{"a":"{pad}"}}}},"status":{{"allocatable":{{"cpu":"{cpu}"}}}}}}"#
+            )
+        };
+        let (a, b) = (text("a", "4"), text("b", "4"));
+        let kept = recent.decode(&[&a, &b]).unwrap();
+        for (t, node) in [(&a, &kept[0]), (&b, &kept[1])] {
+            let (found, len) = recent.kept_at(format!("{t}, more").as_bytes()).unwrap();
+            assert!(Arc::ptr_eq(&found, node));
+            assert_eq!(len, t.len());
+        }
+        // The same first bytes, another text: not found, and once decoded
+        // it is the one found by its start.
+        let a2 = text("a", "8");
+        assert!(recent.kept_at(a2.as_bytes()).is_none());
+        let changed = recent.decode(&[&a2]).unwrap();
+        assert!(Arc::ptr_eq(
+            &recent.kept_at(a2.as_bytes()).unwrap().0,
+            &changed[0]
+        ));
+        assert!(recent.kept_at(a.as_bytes()).is_none());
+        // Texts that share their first bytes are all kept.
+        assert!(Arc::ptr_eq(&recent.decode(&[&a]).unwrap()[0], &kept[0]));
+        assert_eq!(recent.kept(), 3);
+        // A body that stops inside a kept text has no item there.
+        assert!(recent.kept_at(&b.as_bytes()[..b.len() - 1]).is_none());
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub struct NodeList<'a> {
 /// from it, so it is one valid JSON value; an answer writes it back
 /// verbatim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawNode<'a>(&'a str);
+pub struct RawNode<'a>(pub(super) &'a str);
 
 impl<'a> RawNode<'a> {
     pub fn text(&self) -> &'a str {

@@ -105,16 +105,36 @@ fn node_list<'a>(scan: &mut Scan<'a>, recent: &RecentNodes) -> Option<Option<Nod
     Some(Some(list))
 }
 
+/// The items, each either a text sent recently, recognised where it
+/// starts (`RecentNodes::kept_at`, no scan for its end), or scanned and
+/// then decoded with the others on all cores.
 fn items<'a>(scan: &mut Scan<'a>, recent: &RecentNodes) -> Option<Vec<(Arc<Node>, RawNode<'a>)>> {
     if scan.null()? {
         return Some(Vec::new());
     }
-    let mut texts = Vec::new();
+    let mut items: Vec<(Option<Arc<Node>>, &'a str)> = Vec::new();
     scan.array(|scan| {
-        texts.push(std::str::from_utf8(scan.value()?).ok()?);
+        scan.skip_space();
+        let (node, text) = match recent.kept_at(&scan.text[scan.at..]) {
+            Some((node, len)) => (Some(node), scan.take(len)),
+            None => (None, scan.value()?),
+        };
+        items.push((node, std::str::from_utf8(text).ok()?));
         Some(())
     })?;
-    decode_nodes(&texts, Some(recent)).ok()
+    let unknown: Vec<&str> = items
+        .iter()
+        .filter(|(node, _)| node.is_none())
+        .map(|&(_, text)| text)
+        .collect();
+    let mut decoded = decode_nodes(&unknown, Some(recent)).ok()?.into_iter();
+    items
+        .into_iter()
+        .map(|(node, text)| {
+            let node = node.or_else(|| decoded.next().map(|(node, _)| node))?;
+            Some((node, RawNode(text)))
+        })
+        .collect()
 }
 
 /// A cursor over JSON text that knows where values begin and end and
@@ -199,6 +219,13 @@ impl<'a> Scan<'a> {
     fn end(&mut self) -> Option<()> {
         self.skip_space();
         (self.at == self.text.len()).then_some(())
+    }
+
+    /// The next `len` bytes, passed.
+    fn take(&mut self, len: usize) -> &'a [u8] {
+        let start = self.at;
+        self.at += len;
+        &self.text[start..self.at]
     }
 
     /// The text of the value that starts here (see
@@ -286,11 +313,25 @@ mod tests {
         (args.pod.clone(), args.node_names.clone(), nodes)
     }
 
-    /// A body read in parts is read as serde_json reads it whole; a body
-    /// serde_json refuses is refused.
+    /// A body read in parts is read as serde_json reads it whole, the
+    /// first time and again when its items are kept; a body serde_json
+    /// refuses is refused.
     fn agree(body: &[u8]) -> Result<bool, TestCaseError> {
+        let recent = RecentNodes::default();
+        let cold = agree_with(body, &recent)?;
+        prop_assert_eq!(
+            agree_with(body, &recent)?,
+            cold,
+            "read again with its items kept"
+        );
+        Ok(cold)
+    }
+
+    fn agree_with(body: &[u8], recent: &RecentNodes) -> Result<bool, TestCaseError> {
         let whole = serde_json::from_slice::<ExtenderArgs<'_>>(body);
-        match (read_in_parts(body, &RecentNodes::default()), &whole) {
+        let read = read_in_parts(body, recent);
+        let parsed = read.is_some();
+        match (read, &whole) {
             (Some(split), Ok(whole)) => {
                 prop_assert_eq!(parts(&split), parts(whole));
                 // Names said to be plain are their own JSON strings.
@@ -308,7 +349,7 @@ mod tests {
             }
             (None, _) => {}
         }
-        Ok(read_in_parts(body, &RecentNodes::default()).is_some())
+        Ok(parsed)
     }
 
     fn realistic_nodes(count: usize) -> Vec<Value> {
@@ -346,6 +387,55 @@ mod tests {
             let text: Value = serde_json::from_str(raw.text()).unwrap();
             assert_eq!(&text, want, "the raw text is the item itself");
         }
+    }
+
+    #[test]
+    fn items_sent_before_are_recognised_where_they_start_and_only_as_sent() {
+        let mut nodes = realistic_nodes(12);
+        let body = |nodes: &[Value], between: &str| {
+            let items: Vec<String> = nodes.iter().map(Value::to_string).collect();
+            let items = items.join(&format!(",{between}"));
+            format!(r#"{{"Pod":{{}},"Nodes":{{"items":[{between}{items}{between}]}}}}"#)
+                .into_bytes()
+        };
+        let recent = RecentNodes::default();
+        let read = |body: &[u8]| {
+            let args = read_in_parts(body, &recent).expect("the body reads");
+            args.nodes
+                .unwrap()
+                .items
+                .into_iter()
+                .map(|(node, _)| node)
+                .collect::<Vec<_>>()
+        };
+        let first = read(&body(&nodes, ""));
+        // Spaced out, the items are the same texts: each is the kept node.
+        let again = read(&body(&nodes, "\n  "));
+        for (a, b) in first.iter().zip(&again) {
+            assert!(Arc::ptr_eq(a, b), "{} decoded again", a.name());
+        }
+        // A change after the key prefix: that item is decoded, not taken.
+        nodes[3]["status"]["allocatable"]["cpu"] = json!("999");
+        let changed = read(&body(&nodes, " "));
+        assert_eq!(
+            *changed[3],
+            serde_json::from_value::<Node>(nodes[3].clone()).unwrap()
+        );
+        assert!(!Arc::ptr_eq(&changed[3], &first[3]));
+        assert!(Arc::ptr_eq(&changed[4], &first[4]));
+        // A kept text followed by more of the item is not that item.
+        let kept = nodes[5].to_string();
+        let longer = format!(r#"{{"Pod":{{}},"Nodes":{{"items":[{kept}1]}}}}"#);
+        assert!(read_in_parts(longer.as_bytes(), &recent).is_none());
+        let open = &kept[..kept.len() - 1];
+        let longer = format!(r#"{{"Pod":{{}},"Nodes":{{"items":[{open},"x":1}}]}}}}"#);
+        let got = read_in_parts(longer.as_bytes(), &recent).expect("a valid body");
+        let got = &got.nodes.unwrap().items[0];
+        assert_eq!(
+            got.1.text().len(),
+            kept.len() + 6,
+            "the whole item, not the kept text"
+        );
     }
 
     #[test]
@@ -402,8 +492,12 @@ mod tests {
         );
     }
 
-    fn node(name: &str) -> Value {
-        json!({"metadata": {"name": name, "labels": {"zone": "a", "q": "x\"y\\z"}},
+    /// A node; with `pad`, longer than the key prefix of kept texts, so
+    /// that a second read recognises it where it starts.
+    fn node(name: &str, pad: usize) -> Value {
+        let note = format!("{name}{}", "x".repeat(pad));
+        json!({"metadata": {"annotations": {"note": note}, "name": name,
+                            "labels": {"zone": "a", "q": "x\"y\\z"}},
                "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]},
                "status": {"allocatable": {"cpu": "4"}, "images": [{"names": ["i"]}]}})
     }
@@ -430,10 +524,11 @@ mod tests {
             extra in prop::option::of(prop::sample::select(vec![json!({"a": [1, {"b": null}]}),
                 json!("s\u{1}"), json!(-1.5e3)])),
             pretty in any::<bool>(),
+            pad in prop::sample::select(vec![0usize, 300]),
             cut in prop::option::of(0usize..400),
             tail in prop::sample::select(vec!["", " ", "\n", " }", "x"]),
         ) -> Vec<u8> {
-            let mut items: Vec<Value> = names.iter().map(|n| node(n)).collect();
+            let mut items: Vec<Value> = names.iter().map(|n| node(n, pad)).collect();
             if let Some(i) = broken.filter(|&i| i < items.len()) {
                 items[i]["metadata"]["name"] = json!(7);
             }
