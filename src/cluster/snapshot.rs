@@ -24,6 +24,7 @@ use crate::model::{
 mod chunked;
 mod indexes;
 mod label_index;
+mod label_twins;
 mod name_index;
 mod node_pods;
 mod node_sets;
@@ -38,6 +39,7 @@ pub use self::chunked::{Chunked, NodeList};
 use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
+use self::label_twins::LabelTwins;
 pub use self::name_index::NameIndex;
 pub use self::node_pods::{NodePods, PodSummary, pod_importance};
 pub use self::node_sets::{NodeSet, NodeSets};
@@ -101,6 +103,9 @@ pub struct Snapshot {
     /// Per node: neither cordoned nor tainted NoSchedule or NoExecute
     /// ([`Self::node_is_plain`]).
     plain_nodes: Arc<[bool]>,
+    /// Request node objects found to carry a view node's labels; shared by
+    /// every snapshot made from this one (see [`Self::same_labels`]).
+    label_twins: Arc<LabelTwins>,
     pods_by_namespace: Arc<Map<String, NamespacePods>>,
     pods_with_affinity: TermHolders,
     pods_with_required_anti_affinity: TermHolders,
@@ -265,6 +270,7 @@ impl Snapshot {
         let nominated = NominatedIndex::build(all_pods());
         Snapshot {
             plain_nodes: infos.iter().map(|i| is_plain(&i.node)).collect(),
+            label_twins: Arc::new(LabelTwins::new(infos.len())),
             nodes: infos.into_iter().collect(),
             node_index: Arc::new(node_index),
             pods_by_namespace: Arc::new(
@@ -306,6 +312,13 @@ impl Snapshot {
     /// cache miss per candidate on a served request).
     pub fn node_is_plain(&self, idx: NodeIdx) -> bool {
         self.plain_nodes.get(idx as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether the node object `node` carries the labels of the view's
+    /// node at `idx`; remembered for the same pair of objects.
+    pub fn same_labels(&self, idx: NodeIdx, node: &Arc<Node>) -> bool {
+        let view = &self.nodes[idx as usize].node;
+        self.label_twins.same_labels(idx as usize, view, node)
     }
 
     /// Node name → index, shared, for prepared state that outlives a borrow.

@@ -57,10 +57,10 @@ impl<'a> NodeAt<'a> {
     /// A node object from a request: indexed when the view has a node of
     /// that name with the same labels (topology lookups depend only on
     /// labels), else judged by its own labels.
-    pub fn resolve(snapshot: &Snapshot, node: &'a Node) -> Self {
+    pub fn resolve(snapshot: &Snapshot, node: &'a Arc<Node>) -> Self {
         let idx = snapshot
             .node_idx(node.name())
-            .filter(|&i| snapshot.nodes()[i as usize].node.metadata.labels == node.metadata.labels);
+            .filter(|&i| snapshot.same_labels(i, node));
         Self {
             node,
             idx,
