@@ -15,7 +15,6 @@
 //! choice decides what happens while kube-arbiter starts, whereas a denial
 //! would refuse pods even under `Ignore`.
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -29,7 +28,7 @@ use crate::model::PriorityClass;
 use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
 use crate::policy::priority_class;
 use crate::server::metrics::ResultLabel;
-use crate::server::{ApiError, AppState};
+use crate::server::{ApiError, AppState, WholeBody};
 use crate::wire::admission::{
     ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
     Review, ReviewEnvelope, Status,
@@ -37,12 +36,12 @@ use crate::wire::admission::{
 use crate::wire::json_string;
 
 /// `POST /admission/priority`.
-pub async fn priority(State(state): State<AppState>, body: Bytes) -> Response {
+pub async fn priority(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
     respond(review_pod(&state, &body))
 }
 
 /// `POST /admission/priorityclass`.
-pub async fn priority_class(State(state): State<AppState>, body: Bytes) -> Response {
+pub async fn priority_class(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
     respond(review_priority_class(&state, &body))
 }
 

@@ -5,7 +5,6 @@
 //! pass over the nodes, on the blocking pool like the extender's verbs.
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -18,7 +17,7 @@ use crate::explain::{
     Explanation, explain, explain_in_view, namespaces_named, parse_pod, render_table,
 };
 use crate::server::people::Caller;
-use crate::server::{ApiError, AppState};
+use crate::server::{ApiError, AppState, WholeBody};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/debug/explain", get(named).post(posted))
@@ -109,7 +108,7 @@ async fn posted(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    body: Bytes,
+    WholeBody(body): WholeBody,
 ) -> Response {
     let format = Format::of(&headers);
     let answer = async {

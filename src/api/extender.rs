@@ -10,7 +10,6 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -24,7 +23,7 @@ use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::prioritize;
 use crate::policy::{Failure, Verdict};
-use crate::server::{ApiError, AppState};
+use crate::server::{ApiError, AppState, WholeBody};
 
 use super::extender_verdicts::{record_failure, reserve_failures};
 use super::{in_flight, json_bytes, run_sized_async};
@@ -42,7 +41,7 @@ pub fn routes() -> Router<AppState> {
         .route("/scheduler/prioritize", post(prioritize_handler))
 }
 
-async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response {
+async fn filter_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
     run_sized_async(body.len(), async move {
         let args = read_args(&body, &state.recent_nodes);
         let incoming = settle(&state, &args, in_flight::Verb::Filter).await;
@@ -82,7 +81,7 @@ async fn filter_handler(State(state): State<AppState>, body: Bytes) -> Response 
     .await
 }
 
-async fn prioritize_handler(State(state): State<AppState>, body: Bytes) -> Response {
+async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
     run_sized_async(body.len(), async move {
         let args = read_args(&body, &state.recent_nodes);
         let incoming = settle(&state, &args, in_flight::Verb::Prioritize).await;
@@ -714,7 +713,11 @@ mod tests {
         use std::time::Duration;
         use tower::ServiceExt;
 
-        async fn post(state: &AppState, verb: &str, body: &Value) -> (StatusCode, Bytes) {
+        async fn post(
+            state: &AppState,
+            verb: &str,
+            body: &Value,
+        ) -> (StatusCode, axum::body::Bytes) {
             let response = routes()
                 .with_state(state.clone())
                 .oneshot(

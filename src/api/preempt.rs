@@ -12,7 +12,6 @@
 use std::time::Instant;
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
@@ -27,7 +26,7 @@ use crate::model::Pod;
 use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Candidate, Preemptor, Victims, pick_one_node};
 use crate::server::metrics::Metrics;
-use crate::server::{ApiError, AppState};
+use crate::server::{ApiError, AppState, WholeBody};
 use crate::wire::any_case::AnyCase;
 use crate::wire::json_string;
 use crate::wire::preempt_args::named_nodes;
@@ -82,7 +81,7 @@ impl PreemptResult<'_> {
     }
 }
 
-async fn handle(State(state): State<AppState>, body: Bytes) -> Response {
+async fn handle(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
     let metrics = state.metrics.clone();
     let warnings = state.warnings.clone();
     on_snapshot_sized(&state, body.len(), move |snapshot, config| {

@@ -17,8 +17,10 @@ mod serve;
 pub mod state;
 pub mod tls;
 mod tls_reload;
+mod whole_body;
 
 pub use error::{ApiError, ApiJson};
 pub use router::{Routes, router};
 pub use serve::{ServeError, ServeOptions, Server, serve, termination_signal};
 pub use state::AppState;
+pub use whole_body::WholeBody;
