@@ -197,7 +197,7 @@ fn answerable(
     arrived_empty: bool,
 ) -> Result<Victims, String> {
     let pods = &info.pods;
-    let victims = victims.without(|v| pods[v.position as usize].is_terminating());
+    let victims = victims.without(|v| pods.summaries()[v.position as usize].terminating);
     if !victims
         .pods
         .iter()

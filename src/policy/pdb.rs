@@ -22,7 +22,7 @@ pub fn violations(budgets: &PdbIndex, pods: &[(&Pod, &[u32])]) -> Vec<bool> {
         .map(|&(pod, selecting)| {
             let mut violating = false;
             for &position in selecting {
-                if budgets.counts_as_disrupted(position, &pod.metadata.name) {
+                if budgets.counts_as_disrupted(position, pod) {
                     continue;
                 }
                 let i = match left.iter().position(|(p, _)| *p == position) {

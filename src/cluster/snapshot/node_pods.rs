@@ -56,6 +56,8 @@ pub struct PodSummary {
     pub start_time: Option<Timestamp>,
     /// What the scheduler reserves for the pod.
     pub requests: Requests,
+    /// Being deleted (`metadata.deletionTimestamp` set).
+    pub terminating: bool,
     uid: Range<u32>,
 }
 
@@ -187,6 +189,7 @@ impl Parts {
             priority: pod.priority(),
             start_time: pod.status.start_time,
             requests: assigned_pod_requests(&pod),
+            terminating: pod.is_terminating(),
             uid,
         };
         self.requested.add(&summary.requests);
