@@ -32,6 +32,14 @@
 # which no real scheduler does). So the rows measure the deployed path's
 # decode and ledger bookkeeping, not admitting other pods' placements.
 #
+# Each verb row is also sent to its protocol floor (FLOOR=0 skips it):
+# examples/floor_extender, the same server (TLS, HTTP, the scheduler
+# routes' guard, body limit and middleware, the body read whole) answering
+# the same request with the bytes kube-arbiter answered it, decided by
+# nothing. What any extender pays for that call on this stack is the
+# floor's p50; kube-arbiter's p50 above it is its decision. One floor
+# server per row, on PORT+2 onwards.
+#
 # ROUNDS (default 1) runs every row that many times, the rows in turn within
 # a round, and the table gives each row's median p50 over the rounds, as a
 # multiple of healthz's median: on a shared 2-vCPU machine one healthz run
@@ -188,6 +196,38 @@ if wanted "${live_rows[@]}"; then
 fi
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# The floor of each verb row: the row's answer (the body with a fixed uid,
+# as kube-arbiter answers it) served back by floor_extender.
+floor_rows=(filter-500 prioritize-500 filter-all preempt filter-nodes)
+declare -A floor_port
+if [ "${FLOOR:-1}" != 0 ] && wanted "${floor_rows[@]}"; then
+    "${examples[@]}" floor_extender
+    k=0
+    for row in "${floor_rows[@]}"; do
+        wanted "$row" || continue
+        case $row in prioritize-*) verb=prioritize ;; preempt) verb=preempt ;; *) verb=filter ;; esac
+        sed 's/@UID@/floor-answer/' "$bodies/load-$row-body.json.tmpl" > "$out/floor-body.json"
+        curl -sfk "$file_base/scheduler/$verb" -H 'Content-Type: application/json' \
+            --data-binary "@$out/floor-body.json" -o "$out/floor-$row.json"
+        floor_port[$row]=$((port + 2 + k)); k=$((k + 1))
+        "$examples_dir/floor_extender" "127.0.0.1:${floor_port[$row]}" "$out/floor-$row.json" \
+            2>"$out/floor-$row.log" &
+        pids+=("$!")
+    done
+    for row in "${!floor_port[@]}"; do
+        tries=0
+        until curl -skf "https://127.0.0.1:${floor_port[$row]}/healthz" >/dev/null; do
+            tries=$((tries + 1))
+            [ "$tries" -lt 100 ] || { echo "floor_extender ($row) did not start:" >&2; cat "$out/floor-$row.log" >&2; exit 1; }
+            sleep 0.1
+        done
+        # Sanity: the floor answers the row's bytes.
+        curl -sk "https://127.0.0.1:${floor_port[$row]}/scheduler/x" -H 'Content-Type: application/json' \
+            --data-binary '{}' | cmp -s - "$out/floor-$row.json" \
+            || { echo "floor_extender ($row) does not answer the row's bytes" >&2; exit 1; }
+    done
+fi
+
 # run NAME CONNECTIONS PATH [BODY [PAIR]]: one wrk run, output in
 # $out/NAME.ROUND.
 run() {
@@ -202,6 +242,12 @@ run() {
     echo "== $name: $conns connection(s), ${duration}s, round $round"
     BODY=$body PAIR=$pair wrk -t"$threads" -c"$conns" -d"${duration}s" --latency \
         "${script[@]}" "$base$path" | tee "$out/$name.$round"
+    local floor=${floor_port[$name]:-}
+    if [ -n "$floor" ] && [ "$base" = "$file_base" ]; then
+        echo "== $name-floor: the same requests to floor_extender, round $round"
+        BODY=$body wrk -t1 -c1 -d"${duration}s" --latency "${script[@]}" \
+            "https://127.0.0.1:${floor}$path" | tee "$out/$name-floor.$round"
+    fi
 }
 
 t=$bodies
@@ -257,26 +303,30 @@ def parse(name):
         return None
     return median(p50s), median(rates)
 
-rows = {name: parse(name) for name in ["healthz", "filter-500", "prioritize-500",
-        "filter+prioritize", "filter-all", "preempt", "filter-nodes", "healthz-8", "admission-8",
-        "admission-8-compact", "live-filter-500", "live-prioritize-500"]}
-floor = rows["healthz"]
+verbs = ["filter-500", "prioritize-500", "filter-all", "preempt", "filter-nodes"]
+rows = {name: parse(name) for name in ["healthz", "filter+prioritize", "healthz-8",
+        "admission-8", "admission-8-compact", "live-filter-500", "live-prioritize-500"]
+        + verbs + [v + "-floor" for v in verbs]}
+base = rows["healthz"]
 rounds = int(os.environ.get("ROUNDS") or 1)
 if rounds > 1:
     print(f"\np50: the median of {rounds} rounds")
-print("\n| request | p50 | × healthz p50 |")
-print("|---|---|---|")
-if floor:
-    print(f"| healthz | {floor[0]:.3f} ms | 1 |")
+print("\n| request | p50 | × healthz p50 | floor p50 | floor × healthz | above floor |")
+print("|---|---|---|---|---|---|")
+if base:
+    print(f"| healthz | {base[0]:.3f} ms | 1 | | | |")
 for name in ["filter-500", "live-filter-500", "prioritize-500", "live-prioritize-500",
              "filter-all", "preempt", "filter-nodes"]:
-    r = rows[name]
-    if r and floor:
-        print(f"| {name} | {r[0]:.3f} ms | {r[0] / floor[0]:.1f}× |")
+    r, f = rows[name], rows.get(name + "-floor")
+    if r and base:
+        cells = ["", "", ""]
+        if f:
+            cells = [f"{f[0]:.3f} ms", f"{f[0] / base[0]:.1f}×", f"{r[0] - f[0]:.3f} ms"]
+        print(f"| {name} | {r[0]:.3f} ms | {r[0] / base[0]:.1f}× | " + " | ".join(cells) + " |")
 pair = rows["filter+prioritize"]
-if pair and floor:
+if pair and base:
     per_pod = 2000.0 / pair[1]
-    print(f"| filter+prioritize, mean per pod | {per_pod:.3f} ms | {per_pod / floor[0]:.1f}× |")
+    print(f"| filter+prioritize, mean per pod | {per_pod:.3f} ms | {per_pod / base[0]:.1f}× |")
 h8 = rows["healthz-8"]
 for name, body in [("admission-8", "pretty-printed"), ("admission-8-compact", "compact")]:
     a8 = rows[name]
