@@ -239,14 +239,23 @@ run() {
         script=(-s scripts/wrk-unique.lua)
         [ "${body%.json}" != "$body" ] && script=(-s scripts/wrk-post.lua)
     fi
+    # time URL OUT: the row's requests to URL, wrk's report in OUT. Bodies
+    # of megabytes are timed by scripts/post-timed.py: wrk restarts a
+    # request's clock whenever a TLS write waits for the socket.
+    time_row() {
+        if [ "$name" = filter-nodes ]; then
+            python3 scripts/post-timed.py "$1" "$body" "$duration" | tee "$2"
+        else
+            BODY=$body PAIR=$pair wrk -t"$threads" -c"$conns" -d"${duration}s" --latency \
+                "${script[@]}" "$1" | tee "$2"
+        fi
+    }
     echo "== $name: $conns connection(s), ${duration}s, round $round"
-    BODY=$body PAIR=$pair wrk -t"$threads" -c"$conns" -d"${duration}s" --latency \
-        "${script[@]}" "$base$path" | tee "$out/$name.$round"
+    time_row "$base$path" "$out/$name.$round"
     local floor=${floor_port[$name]:-}
     if [ -n "$floor" ] && [ "$base" = "$file_base" ]; then
         echo "== $name-floor: the same requests to floor_extender, round $round"
-        BODY=$body wrk -t1 -c1 -d"${duration}s" --latency "${script[@]}" \
-            "https://127.0.0.1:${floor}$path" | tee "$out/$name-floor.$round"
+        time_row "https://127.0.0.1:${floor}$path" "$out/$name-floor.$round"
     fi
 }
 

@@ -10,7 +10,7 @@ local at = assert(text:find("@UID@", 1, true), "no @UID@ marker in $BODY")
 local head, tail = text:sub(1, at - 1), text:sub(at + 5)
 local pair = os.getenv("PAIR")
 if pair == "" then pair = nil end
-local salt = tostring(math.random(1, 1e9))
+local salt = string.format("%010d", math.random(1, 1e9))
 local n = 0
 local headers = {["Content-Type"] = "application/json"}
 
@@ -22,6 +22,10 @@ function request()
     else
         n = n + 1
     end
-    local uid = "wrk-" .. salt .. "-" .. math.floor((n + 1) / (pair and 2 or 1))
+    -- Fixed width: wrk asks for a new request each time a TLS write of a
+    -- large body has to wait (it starts over only in its bookkeeping;
+    -- OpenSSL goes on from where it stopped, in the new text), so every
+    -- request must be as long as the one whose first bytes went out.
+    local uid = string.format("wrk-%s-%012d", salt, math.floor((n + 1) / (pair and 2 or 1)))
     return wrk.format("POST", path, headers, head .. uid .. tail)
 end
