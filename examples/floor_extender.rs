@@ -26,16 +26,10 @@ use kube_arbiter::server::access::{AccessRules, Callers};
 use kube_arbiter::server::tls::{self, TlsSettings};
 use kube_arbiter::server::{self, AppState, Routes, ServeOptions, WholeBody};
 
-/// The server's allocator and options (src/main.rs): a large body is one
-/// large allocation, and the system allocator maps one over 32 MB afresh
-/// (and faults in its pages) on every request, which kube-arbiter does not.
-#[cfg(not(target_env = "msvc"))]
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-#[cfg(not(target_env = "msvc"))]
-#[unsafe(export_name = "_rjem_malloc_conf")]
-static JEMALLOC_OPTIONS: &[u8; 43] = b"background_thread:true,dirty_decay_ms:1000\0";
+// The server's allocator and options: a large body is one large
+// allocation, and the system allocator maps one over 32 MB afresh (and
+// faults in its pages) on every request, which kube-arbiter does not.
+kube_arbiter::serving_allocator!();
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -15,6 +15,7 @@ pub mod model;
 pub mod parallel;
 pub mod policy;
 pub mod server;
+pub mod serving_allocator;
 /// Synthetic clusters for benches, examples and load scripts; dev-only
 /// (cargo feature `synth`, see docs/design.md §3.3).
 #[cfg(feature = "synth")]

@@ -3,23 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use kube_arbiter::cli::Cli;
 
-/// jemalloc, not the system allocator: under load, with a cluster view
-/// built on some threads and freed on others, glibc malloc's per-thread
-/// arenas kept the freed memory and RSS grew without bound; jemalloc stays
-/// flat (docs/memory.md has the measurements).
-#[cfg(not(target_env = "msvc"))]
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// jemalloc's options, read when it starts (its `malloc_conf` symbol, under
-/// the `_rjem_` prefix tikv-jemalloc-sys gives it). A background thread
-/// returns freed pages on the decay timer even in arenas nobody allocates
-/// from any more, such as those of a reload's decode threads, which exit.
-/// Freed pages go back after 1 s instead of 10 s: a reload frees a whole
-/// snapshot, and fewer of its pages stay resident (docs/memory.md).
-#[cfg(not(target_env = "msvc"))]
-#[unsafe(export_name = "_rjem_malloc_conf")]
-static JEMALLOC_OPTIONS: &[u8; 43] = b"background_thread:true,dirty_decay_ms:1000\0";
+kube_arbiter::serving_allocator!();
 
 fn main() -> ExitCode {
     kube_arbiter::app::run(Cli::parse())
