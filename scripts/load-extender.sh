@@ -228,8 +228,9 @@ if [ "${FLOOR:-1}" != 0 ] && wanted "${floor_rows[@]}"; then
     done
 fi
 
-# run NAME CONNECTIONS PATH [BODY [PAIR]]: one wrk run, output in
-# $out/NAME.ROUND.
+# run NAME CONNECTIONS PATH [BODY [PAIR]]: one timed run (wrk, or
+# post-timed.py for the Nodes-mode row), output in $out/NAME.ROUND, and for
+# a verb row the same against its floor, in $out/NAME-floor.ROUND.
 run() {
     local name=$1 conns=$2 path=$3 body=${4:-} pair=${5:-}
     case " ${ROWS:-$name} " in *" $name "*) ;; *) return 0 ;; esac
