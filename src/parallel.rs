@@ -1,8 +1,9 @@
 //! Splitting a large slice over the machine's cores: decoding a full
-//! cluster file or a 5,000-node NodeList is CPU work that parallelises
-//! cleanly, and both must keep document order and report the first error.
+//! cluster file or a 5,000-node NodeList, checking 5,000 candidate nodes or
+//! finding victims on hundreds is CPU work that parallelises cleanly, and
+//! each must keep document order and report the first error.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// `work(offset, part)` on contiguous parts of `items`, one per core, the
@@ -52,15 +53,47 @@ where
         .collect()
 }
 
-/// Wake the threads that take the parts after the first, for a split due
-/// in a few tens of microseconds: a sleeping thread takes about 20 µs to
-/// wake, time the caller otherwise spends alone on the split's work (a
-/// 5,000-name filter's check is ~100 µs a thread). A woken thread looks
-/// for work a little while before it sleeps again.
+/// Wake the threads that take the parts after the first, for a split
+/// expected within a few hundred microseconds. A sleeping thread took
+/// 100–150 µs to start running here (a 2-vCPU VM), and a woken thread that
+/// finds nothing to do sleeps again at once and must be woken a second
+/// time. So the woken thread stays awake, polling for the split's part,
+/// for up to [`HOT_WAIT_MAX`]; a call while a helper is already kept awake
+/// does nothing. A caller wakes the helpers as early as it knows a split
+/// is likely (a filter handler: on a large body, before decoding it).
 pub fn wake_helpers() {
-    if let Some(pool) = helpers() {
-        pool.spawn(|| {});
+    let Some(pool) = helpers() else { return };
+    let now = since_start();
+    let last = LAST_WAKE_NS.load(Ordering::Relaxed);
+    if last != 0 && now.saturating_sub(last) < HOT_WAIT_MAX.as_nanos() as u64 {
+        return;
     }
+    LAST_WAKE_NS.store(now.max(1), Ordering::Relaxed);
+    pool.spawn(|| {
+        let start = Instant::now();
+        while start.elapsed() < HOT_WAIT_MAX {
+            if rayon_core::yield_now() == Some(rayon_core::Yield::Executed) {
+                return;
+            }
+            // Anything else runnable on this core goes first.
+            std::thread::yield_now();
+        }
+    });
+}
+
+/// How long a woken helper polls for the split it was woken for: longer
+/// than decoding and preparing a 5,000-name filter takes after its wake-up
+/// (~150 µs served), short enough that a request whose split comes later
+/// only costs the helper's sleep and a second wake-up, as without polling.
+const HOT_WAIT_MAX: Duration = Duration::from_micros(250);
+
+/// When [`wake_helpers`] last woke a helper, in ns since [`since_start`]'s
+/// epoch (0: never).
+static LAST_WAKE_NS: AtomicU64 = AtomicU64::new(0);
+
+fn since_start() -> u64 {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 /// After its own part, the caller waits for the others' by polling a
@@ -116,6 +149,21 @@ mod tests {
         assert_eq!(parts.concat(), items);
         let small = map_parts(&items[..5], 10, |_, p| Ok::<_, ()>(p.len())).unwrap();
         assert_eq!(small, [5], "below the minimum one part does it all");
+    }
+
+    /// A woken helper that polls for a split takes it when it comes, and
+    /// one whose split never comes goes back to the pool: a later split
+    /// is still taken (a poller that never ended would hang it).
+    #[test]
+    fn woken_helpers_take_a_split_or_return_to_the_pool() {
+        let items: Vec<usize> = (0..1000).collect();
+        let split = || map_parts(&items, 10, |_, part| Ok::<_, ()>(part.to_vec())).unwrap();
+        wake_helpers();
+        wake_helpers();
+        assert_eq!(split().concat(), items);
+        wake_helpers();
+        std::thread::sleep(HOT_WAIT_MAX * 4);
+        assert_eq!(split().concat(), items);
     }
 
     #[test]

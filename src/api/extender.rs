@@ -42,6 +42,9 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn filter_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
+    if body.len() >= SPLIT_LIKELY_BODY {
+        crate::parallel::wake_helpers();
+    }
     run_sized_async(body.len(), async move {
         let args = read_args(&body, &state.recent_nodes);
         let incoming = settle(&state, &args, in_flight::Verb::Filter).await;
@@ -217,6 +220,11 @@ pub fn filter_args<'a>(
         error("ExtenderArgs has neither Nodes nor NodeNames".into())
     }
 }
+
+/// A filter body this large likely carries [`PARALLEL_CHECK_MIN`] names or
+/// more (2,000 names of 40 bytes or so): the handler wakes the split's
+/// helpers before decoding it, so that they are running by the split.
+const SPLIT_LIKELY_BODY: usize = 64 << 10;
 
 /// Below this many candidates one thread checks them all: splitting starts
 /// a thread, which a few hundred cheap checks do not repay.

@@ -61,6 +61,7 @@ impl NodeFilters for PodFilters {
 
 /// The pod that wants to preempt in one snapshot, with everything computed
 /// once per request.
+#[derive(Clone)]
 pub struct Preemptor<'a, F> {
     snapshot: &'a Snapshot,
     pub pod: &'a Pod,
