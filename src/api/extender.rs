@@ -26,6 +26,7 @@ use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState, WholeBody};
 
 use super::extender_verdicts::{record_failure, reserve_failures};
+use super::split_body::SplitBody;
 use super::{in_flight, json_bytes, run_sized_async};
 use crate::wire::extender::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
@@ -41,10 +42,10 @@ pub fn routes() -> Router<AppState> {
         .route("/scheduler/prioritize", post(prioritize_handler))
 }
 
-async fn filter_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
-    if body.len() >= SPLIT_LIKELY_BODY {
-        crate::parallel::wake_helpers();
-    }
+async fn filter_handler(
+    State(state): State<AppState>,
+    SplitBody(body): SplitBody<SPLIT_LIKELY_BODY>,
+) -> Response {
     run_sized_async(body.len(), async move {
         let args = read_args(&body, &state.recent_nodes);
         let incoming = settle(&state, &args, in_flight::Verb::Filter).await;
@@ -222,8 +223,8 @@ pub fn filter_args<'a>(
 }
 
 /// A filter body this large likely carries [`PARALLEL_CHECK_MIN`] names or
-/// more (2,000 names of 40 bytes or so): the handler wakes the split's
-/// helpers before decoding it, so that they are running by the split.
+/// more (2,000 names of 40 bytes or so): its helpers are woken before it
+/// is read ([`SplitBody`]).
 const SPLIT_LIKELY_BODY: usize = 64 << 10;
 
 /// Below this many candidates one thread checks them all: splitting starts

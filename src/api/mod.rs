@@ -12,6 +12,7 @@ pub mod preempt;
 pub mod preempt_unknown;
 pub mod scale_in;
 mod scale_in_plan;
+mod split_body;
 
 use axum::Router;
 use axum::http::{StatusCode, header};

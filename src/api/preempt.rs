@@ -19,6 +19,7 @@ use axum::routing::post;
 use jiff::Timestamp;
 
 use super::preempt_unknown::Unknown;
+use super::split_body::SplitBody;
 use super::{json_bytes, on_snapshot_sized};
 use crate::cluster::Snapshot;
 use crate::config::{Config, PreemptionAnswer};
@@ -28,7 +29,7 @@ use crate::parallel::map_parts;
 use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Candidate, Preemptor, Victims, pick_one_node};
 use crate::server::metrics::Metrics;
-use crate::server::{ApiError, AppState, WholeBody};
+use crate::server::{ApiError, AppState};
 use crate::wire::any_case::AnyCase;
 use crate::wire::json_string;
 use crate::wire::preempt_args::named_nodes;
@@ -83,12 +84,12 @@ impl PreemptResult<'_> {
     }
 }
 
-async fn handle(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
+async fn handle(
+    State(state): State<AppState>,
+    SplitBody(body): SplitBody<SPLIT_LIKELY_BODY>,
+) -> Response {
     let metrics = state.metrics.clone();
     let warnings = state.warnings.clone();
-    if body.len() >= SPLIT_LIKELY_BODY {
-        crate::parallel::wake_helpers();
-    }
     on_snapshot_sized(&state, body.len(), move |snapshot, config| {
         let result = answer(snapshot, config, &body, Timestamp::now())?;
         report_unknown(&metrics, &warnings.preempt_unknown_names, &result.unknown);
@@ -186,9 +187,8 @@ pub fn answer<'s>(
 const PARALLEL_PREEMPT_MIN: usize = 64;
 
 /// A preempt body this large likely names [`PARALLEL_PREEMPT_MIN`] nodes
-/// or more (each with a few victims' UIDs, ~300 bytes): the handler wakes
-/// the split's helpers before decoding it, so that they are running by the
-/// split.
+/// or more (each with a few victims' UIDs, ~300 bytes): its helpers are
+/// woken before it is read ([`SplitBody`]).
 const SPLIT_LIKELY_BODY: usize = 16 << 10;
 
 /// Node `name`'s candidate, or `None` when the view does not know it
