@@ -60,7 +60,8 @@ where
 /// time. So the woken thread stays awake, polling for the split's part,
 /// for up to [`HOT_WAIT_MAX`]; a call while a helper is already kept awake
 /// does nothing. A caller wakes the helpers as early as it knows a split
-/// is likely (a filter handler: on a large body, before decoding it).
+/// is likely: a filter or preempt request from its declared length, before
+/// its body is read (`api::split_body`).
 pub fn wake_helpers() {
     let Some(pool) = helpers() else { return };
     let now = since_start();
@@ -82,9 +83,10 @@ pub fn wake_helpers() {
 }
 
 /// How long a woken helper polls for the split it was woken for: longer
-/// than decoding and preparing a 5,000-name filter takes after its wake-up
-/// (~150 µs served), short enough that a request whose split comes later
-/// only costs the helper's sleep and a second wake-up, as without polling.
+/// than what usually remains, once it runs, of receiving, decoding and
+/// preparing a 5,000-name filter (~150 µs served), short enough that a
+/// request whose split comes later only costs the helper's sleep and a
+/// second wake-up, as without polling.
 const HOT_WAIT_MAX: Duration = Duration::from_micros(250);
 
 /// When [`wake_helpers`] last woke a helper, in ns since [`since_start`]'s
