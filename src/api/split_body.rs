@@ -3,9 +3,8 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::header::CONTENT_LENGTH;
 
-use crate::server::{ApiError, WholeBody};
+use crate::server::{ApiError, WholeBody, declared_length};
 
 /// The whole body ([`WholeBody`]). When the request declares `MIN` bytes or
 /// more, [`crate::parallel::wake_helpers`] runs before the body is read: a
@@ -18,11 +17,7 @@ impl<S: Sync, const MIN: usize> FromRequest<S> for SplitBody<MIN> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let declared = request
-            .headers()
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
-        if declared.is_some_and(|len| len >= MIN) {
+        if declared_length(&request).is_some_and(|len| len >= MIN) {
             crate::parallel::wake_helpers();
         }
         WholeBody::from_request(request, state)
@@ -35,6 +30,7 @@ impl<S: Sync, const MIN: usize> FromRequest<S> for SplitBody<MIN> {
 mod tests {
     use axum::body::Body;
     use axum::http::StatusCode;
+    use axum::http::header::CONTENT_LENGTH;
     use http_body_util::Limited;
 
     use super::*;

@@ -23,4 +23,4 @@ pub use error::{ApiError, ApiJson};
 pub use router::{Routes, router};
 pub use serve::{ServeError, ServeOptions, Server, serve, termination_signal};
 pub use state::AppState;
-pub use whole_body::WholeBody;
+pub use whole_body::{WholeBody, declared_length};

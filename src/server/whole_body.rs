@@ -24,10 +24,7 @@ impl<S: Sync> FromRequest<S> for WholeBody {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
-        let declared = request
-            .headers()
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+        let declared = declared_length(&request);
         let mut body = request.into_body();
         let mut first: Option<Bytes> = None;
         let mut joined: Vec<u8> = Vec::new();
@@ -50,6 +47,14 @@ impl<S: Sync> FromRequest<S> for WholeBody {
         }
         Ok(Self(first.unwrap_or_else(|| Bytes::from(joined))))
     }
+}
+
+/// The body length `request` declares (`Content-Length`), if it says one.
+pub fn declared_length(request: &Request) -> Option<usize> {
+    request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
 }
 
 /// 413 when the route's limit cut the body (the router words it), 400 for
