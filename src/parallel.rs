@@ -58,8 +58,10 @@ where
 /// 100–150 µs to start running here (a 2-vCPU VM), and a woken thread that
 /// finds nothing to do sleeps again at once and must be woken a second
 /// time. So the woken thread stays awake, polling for the split's part,
-/// for up to [`HOT_WAIT_MAX`]; a call while a helper is already kept awake
-/// does nothing. A caller wakes the helpers as early as it knows a split
+/// for up to [`HOT_WAIT_MAX`] once it runs; a call within [`HOT_WAIT_MAX`]
+/// of the last one does nothing (that helper is still on its way, or
+/// polling, or has taken a split: then this one's split wakes a helper
+/// the usual way). A caller wakes the helpers as early as it knows a split
 /// is likely: a filter or preempt request from its declared length, before
 /// its body is read (`api::split_body`).
 pub fn wake_helpers() {

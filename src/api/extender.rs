@@ -171,7 +171,10 @@ pub fn filter_args<'a>(
         return error("kube-arbiter's cluster view is not ready yet".into());
     };
     if args.node_names.as_ref().map_or(0, Vec::len) >= PARALLEL_CHECK_MIN {
-        // Awake by the time the pod is prepared and the check splits.
+        // Awake by the time the pod is prepared and the check splits. Most
+        // often the handler already woke it from the body's declared
+        // length (SplitBody), and this call does nothing; it is for short
+        // names in a small body, and callers other than the handler.
         crate::parallel::wake_helpers();
     }
     let mut filters = match PodFilters::prepare(snapshot, pod, settings) {
