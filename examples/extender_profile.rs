@@ -12,6 +12,12 @@
 //!
 //! A body with the `@UID@` marker (scripts/filter_body.py's `.tmpl` files)
 //! gets a new pod uid on every repetition.
+//!
+//! `EVICT_KB=N` writes N KiB of other memory before each repetition, so
+//! each request finds the caches as a served one does after TLS, the
+//! kernel and other tenants of the host have run (32768 empties this
+//! machine's L3); without it, every repetition finds the last one's data
+//! in cache.
 
 /// The binary's allocator, so allocation costs are the ones it pays.
 #[global_allocator]
@@ -42,7 +48,9 @@ fn main() -> ExitCode {
     let recent = RecentNodes::default();
     let mut bytes = 0;
     let mut phases = [std::time::Duration::ZERO; 4];
+    let mut evict = vec![0u8; evict_bytes()];
     for i in 0..repeat {
+        overwrite(&mut evict);
         let request = template.replace("@UID@", &format!("profile-{i}"));
         bytes += match verb.as_str() {
             "filter" => {
@@ -86,6 +94,23 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `EVICT_KB` in bytes; 0 when unset.
+fn evict_bytes() -> usize {
+    let kb = std::env::var("EVICT_KB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    kb.unwrap_or(0) << 10
+}
+
+/// One write per cache line of `buffer`, which takes the lines from
+/// whatever the caches held.
+fn overwrite(buffer: &mut [u8]) {
+    for (k, line) in buffer.chunks_mut(64).enumerate() {
+        line[0] = line[0].wrapping_add(k as u8);
+    }
+    std::hint::black_box(buffer);
+}
+
 /// One filter with each phase timed (the check on one thread): decode, prepare, check, encode.
 fn filter_phases(
     snapshot: &kube_arbiter::cluster::Snapshot,
@@ -106,17 +131,13 @@ fn filter_phases(
     let filters = PodFilters::prepare(snapshot, pod, settings).expect("pod is valid");
     phases[1] += t.elapsed();
     let t = Instant::now();
-    let nodes = snapshot.nodes();
     let verdicts: Vec<_> = match (&args.node_names, &args.nodes) {
-        (Some(names), _) => names
-            .iter()
-            .map(|n| {
-                let idx = snapshot.node_idx(n).expect("known node");
-                filters.check_with_nominated(
-                    snapshot,
-                    pod,
-                    NodeAt::indexed(&nodes[idx as usize].node, idx),
-                )
+        (Some(names), _) => snapshot
+            .node_idxs(names)
+            .into_iter()
+            .map(|idx| {
+                let idx = idx.expect("known node");
+                filters.check_with_nominated(snapshot, pod, NodeAt::in_view(snapshot, idx))
             })
             .collect(),
         (None, Some(list)) => list

@@ -186,11 +186,15 @@ pub fn filter_args<'a>(
     if let Some(names) = args.node_names {
         let (feasible, mut result) = partition_candidates(
             &names,
-            |name| match snapshot.node_idx(name) {
-                Some(idx) => {
-                    filters.check_with_nominated(snapshot, pod, NodeAt::in_view(snapshot, idx))
-                }
-                None => Err(Failure::unresolvable(UNKNOWN_NODE)),
+            |part| {
+                let idxs = snapshot.node_idxs(part);
+                let check = |idx| match idx {
+                    Some(idx) => {
+                        filters.check_with_nominated(snapshot, pod, NodeAt::in_view(snapshot, idx))
+                    }
+                    None => Err(Failure::unresolvable(UNKNOWN_NODE)),
+                };
+                idxs.into_iter().map(check).collect()
             },
             |name| name.clone(),
             |name| name.clone(),
@@ -204,8 +208,11 @@ pub fn filter_args<'a>(
     } else if let Some(list) = args.nodes {
         let (feasible, mut result) = partition_candidates(
             &list.items,
-            |(node, _)| {
-                filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, node))
+            |part| {
+                let check = |(node, _): &(Arc<Node>, _)| {
+                    filters.check_with_nominated(snapshot, pod, NodeAt::resolve(snapshot, node))
+                };
+                part.iter().map(check).collect()
             },
             |&(_, raw)| raw,
             |(node, _)| NodeName::Owned(node.name().to_string()),
@@ -235,19 +242,20 @@ const SPLIT_LIKELY_BODY: usize = 64 << 10;
 const PARALLEL_CHECK_MIN: usize = 2_000;
 
 /// Every candidate checked and sorted into the answer, in request order:
-/// `pass(c)` in the first list for each that passes, each that fails under
+/// `check(part)` gives the verdict of each candidate of a part, `pass(c)`
+/// goes in the first list for each that passes, each that fails under
 /// `name(c)` in the failed map of its code. Large lists are split over the
 /// machine's cores (the prepared filter state is shared read-only), and
 /// each part sorts its own candidates, so what is left for one thread is
 /// joining the parts' lists.
 fn partition_candidates<'a, T: Sync, P: Send>(
     candidates: &[T],
-    check: impl Fn(&T) -> Verdict + Sync,
+    check: impl Fn(&[T]) -> Vec<Verdict> + Sync,
     pass: impl Fn(&T) -> P + Sync,
     name: impl Fn(&T) -> NodeName<'a> + Sync,
 ) -> (Vec<P>, ExtenderFilterResult<'a>) {
     let parts = map_parts(candidates, PARALLEL_CHECK_MIN, |_, part| {
-        let verdicts: Vec<Verdict> = part.iter().map(&check).collect();
+        let verdicts = check(part);
         let mut failed = ExtenderFilterResult::default();
         let failures = reserve_failures(&mut failed, verdicts.iter());
         let mut passed = Vec::with_capacity(part.len() - failures);
@@ -302,12 +310,10 @@ pub fn prioritize_args(
     let (names, nodes): (Vec<NodeName<'_>>, Vec<Option<NodeAt<'_>>>) =
         if let Some(names) = args.node_names {
             let all = snapshot.nodes();
-            let nodes = names
-                .iter()
-                .map(|n| {
-                    let idx = snapshot.node_idx(n)?;
-                    Some(NodeAt::indexed(&all[idx as usize].node, idx))
-                })
+            let nodes = snapshot
+                .node_idxs(&names)
+                .into_iter()
+                .map(|idx| idx.map(|idx| NodeAt::indexed(&all[idx as usize].node, idx)))
                 .collect();
             (names, nodes)
         } else if let Some(list) = args.nodes {

@@ -306,6 +306,12 @@ impl Snapshot {
         self.node_index.get(name)
     }
 
+    /// [`Self::node_idx`] of every name, in order; for hundreds of names
+    /// faster than one by one (`NameIndex::get_all`).
+    pub fn node_idxs<S: AsRef<str>>(&self, names: &[S]) -> Vec<Option<NodeIdx>> {
+        self.node_index.get_all(names)
+    }
+
     /// Whether the node at `idx` is neither cordoned nor tainted NoSchedule
     /// or NoExecute, so that NodeUnschedulable and TaintToleration pass
     /// every pod there: a filter need not read the node object for them (a

@@ -77,19 +77,81 @@ impl NameIndex {
         }
     }
 
+    /// [`Self::get`] of every name, in order. A served request finds the
+    /// table, the offsets and the text out of cache, and looked up one
+    /// by one each name's three reads wait for each other; here each step
+    /// is taken for all names before the next, so the reads of one step
+    /// are independent and the processor overlaps their misses.
+    pub fn get_all<S: AsRef<str>>(&self, names: &[S]) -> Vec<Option<NodeIdx>> {
+        if self.slots.is_empty() {
+            return vec![None; names.len()];
+        }
+        let mask = self.slots.len() - 1;
+        // The first slot each name probes, and its content.
+        let first: Vec<(u32, usize, (u32, u32))> = names
+            .iter()
+            .map(|name| {
+                let h = hash(name.as_ref());
+                let slot = h as usize & mask;
+                ((h >> 32) as u32, slot, self.slots[slot])
+            })
+            .collect();
+        // Where the first slot's name lies in the text, when its tag matches.
+        let spans: Vec<Option<(usize, usize)>> = first
+            .iter()
+            .map(|&(tag, _, (t, stored))| {
+                (stored != EMPTY && t == tag).then(|| {
+                    let i = (stored - 1) as usize;
+                    (self.starts[i] as usize, self.starts[i + 1] as usize)
+                })
+            })
+            .collect();
+        names
+            .iter()
+            .zip(first)
+            .zip(spans)
+            .map(|((name, (tag, slot, (_, stored))), span)| {
+                let name = name.as_ref();
+                if stored == EMPTY {
+                    return None;
+                }
+                if span.is_some_and(|(a, b)| &self.text[a..b] == name) {
+                    return Some(stored - 1);
+                }
+                // A collision in the first slot: probe on as `get` does.
+                let start = (slot + 1) & mask;
+                match self.slots[self.probe(name, tag, start)].1 {
+                    EMPTY => None,
+                    stored => Some(stored - 1),
+                }
+            })
+            .collect()
+    }
+
     /// The slot holding `name`, or the empty one where it would go, and
     /// the name's hash tag. The table is never full (twice as many slots
     /// as names), so the probe ends.
     fn slot_of(&self, name: &str, text: &str, starts: &[u32]) -> (usize, u32) {
         let h = hash(name);
         let tag = (h >> 32) as u32;
+        let slot = h as usize & (self.slots.len() - 1);
+        (self.probe_in(name, tag, slot, text, starts), tag)
+    }
+
+    /// [`Self::probe_in`] of the finished index.
+    fn probe(&self, name: &str, tag: u32, slot: usize) -> usize {
+        self.probe_in(name, tag, slot, &self.text, &self.starts)
+    }
+
+    /// From `slot` on, the slot holding `name` (hash tag `tag`) or the
+    /// empty one where it would go.
+    fn probe_in(&self, name: &str, tag: u32, mut slot: usize, text: &str, starts: &[u32]) -> usize {
         let mask = self.slots.len() - 1;
-        let mut slot = h as usize & mask;
         loop {
             let (t, stored) = self.slots[slot];
             if stored == EMPTY || (t == tag && name_at(text, starts, (stored - 1) as usize) == name)
             {
-                return (slot, tag);
+                return slot;
             }
             slot = (slot + 1) & mask;
         }
@@ -126,6 +188,12 @@ mod tests {
     }
 
     #[test]
+    fn empty_index_finds_none_of_many() {
+        let index = NameIndex::new(std::iter::empty());
+        assert_eq!(index.get_all(&["n1", ""]), vec![None, None]);
+    }
+
+    #[test]
     fn finds_each_name_at_its_position() {
         let names = ["b", "a", "", "ip-10-0-0-1.eu-west-1.compute.internal"];
         let index = NameIndex::new(names.iter().copied());
@@ -153,6 +221,19 @@ mod tests {
             for n in names.iter().chain(&probes) {
                 prop_assert_eq!(index.get(n), map.get(n.as_str()).copied(), "{}", n);
             }
+        }
+
+        /// Answers, name for name, what `get` answers, with names present
+        /// and absent, repeated, and colliding in a small table.
+        #[test]
+        fn get_all_answers_as_get_does(
+            names in prop::collection::vec("[a-c]{0,3}|n[0-9]{1,4}", 0..300),
+            probes in prop::collection::vec("[a-c]{0,3}|n[0-9]{1,4}", 0..300),
+        ) {
+            let index = NameIndex::new(names.iter().map(String::as_str));
+            let asked: Vec<&String> = probes.iter().chain(&names).collect();
+            let one_by_one: Vec<_> = asked.iter().map(|n| index.get(n)).collect();
+            prop_assert_eq!(index.get_all(&asked), one_by_one);
         }
     }
 }
