@@ -45,6 +45,7 @@ pub use self::node_pods::{NodePods, PodSummary, pod_importance};
 pub use self::node_sets::{NodeSet, NodeSets};
 use self::nominated_index::NominatedIndex;
 pub use self::pdb_index::{PdbIndex, PodPdbs};
+pub use self::term_holders::HolderGroup;
 use self::term_holders::TermHolders;
 pub use self::topology::{ByNode, DomainId, KeyDomains, TopologyIndex};
 pub use self::update::PodChange;
@@ -373,17 +374,22 @@ impl Snapshot {
     }
 
     /// Bound pods with any pod affinity or anti-affinity term that could
-    /// select a pod of `namespace` (their terms look there or anywhere).
-    pub fn pods_with_affinity_for(&self, namespace: &str) -> impl Iterator<Item = &PodRef> {
+    /// select a pod of `namespace` (their terms look there or anywhere), in
+    /// groups that judge alike.
+    pub fn pod_groups_with_affinity_for(
+        &self,
+        namespace: &str,
+    ) -> impl Iterator<Item = &HolderGroup> {
         self.pods_with_affinity.selecting_in(namespace)
     }
 
     /// Bound pods with a required anti-affinity term (they can block
-    /// others) that could select a pod of `namespace`.
-    pub fn pods_with_required_anti_affinity_for(
+    /// others) that could select a pod of `namespace`, in groups that judge
+    /// alike.
+    pub fn pod_groups_with_required_anti_affinity_for(
         &self,
         namespace: &str,
-    ) -> impl Iterator<Item = &PodRef> {
+    ) -> impl Iterator<Item = &HolderGroup> {
         self.pods_with_required_anti_affinity
             .selecting_in(namespace)
     }

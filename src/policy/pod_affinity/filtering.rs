@@ -179,15 +179,25 @@ fn existing_anti_affinity_counts(
 ) -> DomainCounts {
     let mut counts = DomainCounts::new(snapshot.topology());
     let nodes = snapshot.nodes();
-    for r in snapshot.pods_with_required_anti_affinity_for(&incoming.metadata.namespace) {
-        let Some(i) = r.node else { continue };
-        let at = NodeAt::indexed(&nodes[i as usize].node, i);
-        for (term, t) in existing_terms_selecting(&r.pod, incoming, incoming_ns_labels) {
-            let witness = Witness {
-                pod: r.pod.clone(),
-                term,
-            };
-            counts.add(at, &t.topology_key, 1, Some(witness));
+    let groups = snapshot.pod_groups_with_required_anti_affinity_for(&incoming.metadata.namespace);
+    for group in groups {
+        // Read from the group's first pod: its terms are every member's.
+        let pods = group.pods();
+        let selecting: Vec<_> =
+            existing_terms_selecting(&pods[0].pod, incoming, incoming_ns_labels).collect();
+        if selecting.is_empty() {
+            continue;
+        }
+        for r in pods {
+            let Some(i) = r.node else { continue };
+            let at = NodeAt::indexed(&nodes[i as usize].node, i);
+            for &(term, t) in &selecting {
+                let witness = Witness {
+                    pod: r.pod.clone(),
+                    term,
+                };
+                counts.add(at, &t.topology_key, 1, Some(witness));
+            }
         }
     }
     counts

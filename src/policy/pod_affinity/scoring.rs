@@ -69,15 +69,25 @@ pub fn prepare_score(
         }
     }
     let nodes = snapshot.nodes();
-    for r in snapshot.pods_with_affinity_for(&pod.metadata.namespace) {
-        let Some(i) = r.node else { continue };
-        score.add_existing_pod_terms(
-            NodeAt::indexed(&nodes[i as usize].node, i),
-            &r.pod,
+    for group in snapshot.pod_groups_with_affinity_for(&pod.metadata.namespace) {
+        // Read from the group's first pod: its terms are every member's.
+        let pods = group.pods();
+        let weights = existing_pod_weights(
+            &pods[0].pod,
             pod,
             &namespace_labels,
             hard_pod_affinity_weight,
         );
+        if weights.is_empty() {
+            continue;
+        }
+        for r in pods {
+            let Some(i) = r.node else { continue };
+            let at = NodeAt::indexed(&nodes[i as usize].node, i);
+            for &(key, weight) in &weights {
+                score.add(at, key, weight);
+            }
+        }
     }
     Ok((!score.by_key.is_empty()).then_some(score))
 }
@@ -111,54 +121,6 @@ impl AffinityScore {
         }
     }
 
-    /// Upstream `processExistingPod`, the existing pod's side: its terms
-    /// that select the incoming pod.
-    fn add_existing_pod_terms(
-        &mut self,
-        node: NodeAt<'_>,
-        existing: &Pod,
-        incoming: &Pod,
-        incoming_ns_labels: &Labels,
-        hard_pod_affinity_weight: i32,
-    ) {
-        if let Some(a) = existing.pod_affinity() {
-            if hard_pod_affinity_weight > 0 {
-                let required = &a.required_during_scheduling_ignored_during_execution;
-                for (_, t) in
-                    terms_selecting(required, |t| t, existing, incoming, incoming_ns_labels)
-                {
-                    self.add(node, &t.topology_key, i64::from(hard_pod_affinity_weight));
-                }
-            }
-            let preferred = &a.preferred_during_scheduling_ignored_during_execution;
-            for (_, w) in terms_selecting(
-                preferred,
-                weighted_term,
-                existing,
-                incoming,
-                incoming_ns_labels,
-            ) {
-                self.add(node, &w.pod_affinity_term.topology_key, i64::from(w.weight));
-            }
-        }
-        if let Some(a) = existing.pod_anti_affinity() {
-            let preferred = &a.preferred_during_scheduling_ignored_during_execution;
-            for (_, w) in terms_selecting(
-                preferred,
-                weighted_term,
-                existing,
-                incoming,
-                incoming_ns_labels,
-            ) {
-                self.add(
-                    node,
-                    &w.pod_affinity_term.topology_key,
-                    -i64::from(w.weight),
-                );
-            }
-        }
-    }
-
     /// The raw score of `node`: the summed weights of the domains it is in.
     pub fn score(&self, at: NodeAt<'_>) -> i64 {
         self.by_key
@@ -166,6 +128,52 @@ impl AffinityScore {
             .filter_map(|(lookup, table)| table.get(lookup.of(at)))
             .sum()
     }
+}
+
+/// Upstream `processExistingPod`, the existing pod's side: the weight each
+/// of its terms that select the incoming pod adds on its topology key, in
+/// upstream's order (required affinity, preferred affinity, preferred
+/// anti-affinity).
+fn existing_pod_weights<'a>(
+    existing: &'a Pod,
+    incoming: &'a Pod,
+    incoming_ns_labels: &'a Labels,
+    hard_pod_affinity_weight: i32,
+) -> Vec<(&'a str, i64)> {
+    let mut weights = Vec::new();
+    if let Some(a) = existing.pod_affinity() {
+        if hard_pod_affinity_weight > 0 {
+            let required = &a.required_during_scheduling_ignored_during_execution;
+            for (_, t) in terms_selecting(required, |t| t, existing, incoming, incoming_ns_labels) {
+                weights.push((t.topology_key.as_str(), i64::from(hard_pod_affinity_weight)));
+            }
+        }
+        let preferred = &a.preferred_during_scheduling_ignored_during_execution;
+        for (_, w) in terms_selecting(
+            preferred,
+            weighted_term,
+            existing,
+            incoming,
+            incoming_ns_labels,
+        ) {
+            let key = w.pod_affinity_term.topology_key.as_str();
+            weights.push((key, i64::from(w.weight)));
+        }
+    }
+    if let Some(a) = existing.pod_anti_affinity() {
+        let preferred = &a.preferred_during_scheduling_ignored_during_execution;
+        for (_, w) in terms_selecting(
+            preferred,
+            weighted_term,
+            existing,
+            incoming,
+            incoming_ns_labels,
+        ) {
+            let key = w.pod_affinity_term.topology_key.as_str();
+            weights.push((key, -i64::from(w.weight)));
+        }
+    }
+    weights
 }
 
 fn weighted_term(w: &WeightedPodAffinityTerm) -> &PodAffinityTerm {
