@@ -20,7 +20,9 @@ use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
 use super::counts::{DomainCounts, LiveCounts, Witness};
-use super::terms::{Namespaces, PodTerms, Term, for_each_bound_pod, terms_selecting};
+use super::terms::{
+    Namespaces, PodTerms, Term, for_each_bound_pod, for_each_judged_holder, terms_selecting,
+};
 use crate::cluster::{InFlightPod, Snapshot};
 use crate::model::pod::PodAffinityTerm;
 use crate::model::{Labels, Node, ObjectMeta, Pod};
@@ -178,28 +180,16 @@ fn existing_anti_affinity_counts(
     incoming_ns_labels: &Labels,
 ) -> DomainCounts {
     let mut counts = DomainCounts::new(snapshot.topology());
-    let nodes = snapshot.nodes();
     let groups = snapshot.pod_groups_with_required_anti_affinity_for(&incoming.metadata.namespace);
-    for group in groups {
-        // Read from the group's first pod: its terms are every member's.
-        let pods = group.pods();
-        let selecting: Vec<_> =
-            existing_terms_selecting(&pods[0].pod, incoming, incoming_ns_labels).collect();
-        if selecting.is_empty() {
-            continue;
-        }
-        for r in pods {
-            let Some(i) = r.node else { continue };
-            let at = NodeAt::indexed(&nodes[i as usize].node, i);
-            for &(term, t) in &selecting {
-                let witness = Witness {
-                    pod: r.pod.clone(),
-                    term,
-                };
-                counts.add(at, &t.topology_key, 1, Some(witness));
-            }
-        }
-    }
+    let judge =
+        |existing| existing_terms_selecting(existing, incoming, incoming_ns_labels).collect();
+    for_each_judged_holder(snapshot, groups, judge, |at, pod, &(term, t)| {
+        let witness = Witness {
+            pod: pod.clone(),
+            term,
+        };
+        counts.add(at, &t.topology_key, 1, Some(witness));
+    });
     counts
 }
 

@@ -11,7 +11,9 @@
 
 use std::sync::Arc;
 
-use super::terms::{PodTerms, WeightedTerm, for_each_bound_pod, terms_selecting};
+use super::terms::{
+    PodTerms, WeightedTerm, for_each_bound_pod, for_each_judged_holder, terms_selecting,
+};
 use crate::cluster::{Snapshot, TopologyIndex};
 use crate::model::pod::{PodAffinityTerm, WeightedPodAffinityTerm};
 use crate::model::{Labels, Pod};
@@ -68,27 +70,12 @@ pub fn prepare_score(
             );
         }
     }
-    let nodes = snapshot.nodes();
-    for group in snapshot.pod_groups_with_affinity_for(&pod.metadata.namespace) {
-        // Read from the group's first pod: its terms are every member's.
-        let pods = group.pods();
-        let weights = existing_pod_weights(
-            &pods[0].pod,
-            pod,
-            &namespace_labels,
-            hard_pod_affinity_weight,
-        );
-        if weights.is_empty() {
-            continue;
-        }
-        for r in pods {
-            let Some(i) = r.node else { continue };
-            let at = NodeAt::indexed(&nodes[i as usize].node, i);
-            for &(key, weight) in &weights {
-                score.add(at, key, weight);
-            }
-        }
-    }
+    let groups = snapshot.pod_groups_with_affinity_for(&pod.metadata.namespace);
+    let judge =
+        |existing| existing_pod_weights(existing, pod, &namespace_labels, hard_pod_affinity_weight);
+    for_each_judged_holder(snapshot, groups, judge, |at, _, &(key, weight)| {
+        score.add(at, key, weight);
+    });
     Ok((!score.by_key.is_empty()).then_some(score))
 }
 
@@ -141,36 +128,28 @@ fn existing_pod_weights<'a>(
     hard_pod_affinity_weight: i32,
 ) -> Vec<(&'a str, i64)> {
     let mut weights = Vec::new();
-    if let Some(a) = existing.pod_affinity() {
-        if hard_pod_affinity_weight > 0 {
-            let required = &a.required_during_scheduling_ignored_during_execution;
-            for (_, t) in terms_selecting(required, |t| t, existing, incoming, incoming_ns_labels) {
-                weights.push((t.topology_key.as_str(), i64::from(hard_pod_affinity_weight)));
-            }
-        }
-        let preferred = &a.preferred_during_scheduling_ignored_during_execution;
-        for (_, w) in terms_selecting(
-            preferred,
-            weighted_term,
-            existing,
-            incoming,
-            incoming_ns_labels,
-        ) {
-            let key = w.pod_affinity_term.topology_key.as_str();
-            weights.push((key, i64::from(w.weight)));
+    let affinity = existing.pod_affinity();
+    if let Some(a) = affinity
+        && hard_pod_affinity_weight > 0
+    {
+        let required = &a.required_during_scheduling_ignored_during_execution;
+        for (_, t) in terms_selecting(required, |t| t, existing, incoming, incoming_ns_labels) {
+            weights.push((t.topology_key.as_str(), i64::from(hard_pod_affinity_weight)));
         }
     }
-    if let Some(a) = existing.pod_anti_affinity() {
+    for (a, sign) in [(affinity, 1), (existing.pod_anti_affinity(), -1)] {
+        let Some(a) = a else { continue };
         let preferred = &a.preferred_during_scheduling_ignored_during_execution;
-        for (_, w) in terms_selecting(
+        let selecting = terms_selecting(
             preferred,
             weighted_term,
             existing,
             incoming,
             incoming_ns_labels,
-        ) {
+        );
+        for (_, w) in selecting {
             let key = w.pod_affinity_term.topology_key.as_str();
-            weights.push((key, -i64::from(w.weight)));
+            weights.push((key, sign * i64::from(w.weight)));
         }
     }
     weights

@@ -23,7 +23,7 @@ use std::fmt;
 
 use std::sync::Arc;
 
-use crate::cluster::Snapshot;
+use crate::cluster::{HolderGroup, Snapshot};
 use crate::model::pod::{PodAffinity, PodAffinityTerm, WeightedPodAffinityTerm};
 use crate::model::selector::SelectorOperator;
 use crate::model::{LabelSelector, Labels, Pod};
@@ -182,6 +182,34 @@ impl Term {
                 .selector
                 .as_ref()
                 .is_some_and(|s| s.matches(&pod.metadata.labels))
+    }
+}
+
+/// For each group of pods holding terms (`groups`, whose members judge
+/// alike): `judge` reads the group's first pod once, and `f` is called with
+/// every member's node and pod and each finding, in order; a group judged
+/// to have none is not walked.
+pub fn for_each_judged_holder<'a, T>(
+    snapshot: &'a Snapshot,
+    groups: impl Iterator<Item = &'a HolderGroup>,
+    judge: impl Fn(&'a Pod) -> Vec<T>,
+    mut f: impl FnMut(NodeAt<'a>, &'a Arc<Pod>, &T),
+) {
+    let nodes = snapshot.nodes();
+    for group in groups {
+        let pods = group.pods();
+        let Some(first) = pods.first() else { continue };
+        let findings = judge(&first.pod);
+        if findings.is_empty() {
+            continue;
+        }
+        for r in pods {
+            let Some(i) = r.node else { continue };
+            let at = NodeAt::indexed(&nodes[i as usize].node, i);
+            for finding in &findings {
+                f(at, &r.pod, finding);
+            }
+        }
     }
 }
 
