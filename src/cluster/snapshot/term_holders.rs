@@ -67,42 +67,41 @@ fn judge_key(pod: &Pod) -> u64 {
 
 /// `pods` (in order) added to `groups`: each to the first group it judges
 /// alike with, else to a new group at the end. Groups given no pod are
-/// shared.
+/// shared; each group is collected once.
 fn grouped(groups: &[HolderGroup], pods: impl IntoIterator<Item = PodRef>) -> Vec<HolderGroup> {
-    let mut out: Vec<(HolderGroup, Vec<PodRef>)> =
-        groups.iter().map(|g| (g.clone(), Vec::new())).collect();
+    // Per group: its key, its pods so far (shared), and the pods added.
+    let mut out: Vec<(u64, &[PodRef], Vec<PodRef>)> = groups
+        .iter()
+        .map(|g| (g.key, &g.pods[..], Vec::new()))
+        .collect();
     let mut by_key: Map<u64, Vec<usize>> = Map::default();
-    for (i, (g, _)) in out.iter().enumerate() {
-        by_key.entry(g.key).or_default().push(i);
+    for (i, &(key, _, _)) in out.iter().enumerate() {
+        by_key.entry(key).or_default().push(i);
     }
     for r in pods {
         let key = judge_key(&r.pod);
         let same = by_key.entry(key).or_default();
-        match same
-            .iter()
-            .find(|&&i| judge_alike(&out[i].0.pods[0].pod, &r.pod))
-        {
-            Some(&i) => out[i].1.push(r),
+        let found = same.iter().find(|&&i| {
+            let (_, had, more) = &out[i];
+            let first = had.first().or(more.first());
+            first.is_some_and(|f| judge_alike(&f.pod, &r.pod))
+        });
+        match found {
+            Some(&i) => out[i].2.push(r),
             None => {
                 same.push(out.len());
-                let group = HolderGroup {
-                    key,
-                    pods: Arc::new([r]),
-                };
-                out.push((group, Vec::new()));
+                out.push((key, &[], vec![r]));
             }
         }
     }
     out.into_iter()
-        .map(|(group, more)| {
-            if more.is_empty() {
-                return group;
-            }
-            let pods: Vec<PodRef> = group.pods.iter().cloned().chain(more).collect();
-            HolderGroup {
-                key: group.key,
-                pods: pods.into(),
-            }
+        .zip(groups.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|((key, had, more), old)| match old {
+            Some(g) if more.is_empty() => g.clone(),
+            _ => HolderGroup {
+                key,
+                pods: had.iter().cloned().chain(more).collect(),
+            },
         })
         .collect()
 }
