@@ -6,7 +6,7 @@
 //! mode): then its label value is looked up by string, and may be a value
 //! no node of the view carries.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use crate::cluster::{ByNode, DomainId, KeyDomains, NodeIdx, Snapshot, TopologyIndex};
 use crate::model::Node;
@@ -297,46 +297,6 @@ impl<T> DomainTable<T> {
     }
 }
 
-/// Failure reasons already written for a domain: every node of a failing
-/// zone fails with the same text, and formatting it per node cost more than
-/// the rule check itself. Keyed by the rule's slot (constraint or term) and
-/// the view's domain id; clones start empty, and state changes clear it.
-#[derive(Debug, Default)]
-pub struct ReasonCache(Mutex<foldhash::HashMap<(usize, DomainId), Arc<str>>>);
-
-impl Clone for ReasonCache {
-    fn clone(&self) -> Self {
-        Self::default()
-    }
-}
-
-impl ReasonCache {
-    /// The cached text for (`slot`, `domain`), made by `make` the first
-    /// time; domains the view does not know are not cached.
-    pub fn get_or(
-        &self,
-        slot: usize,
-        domain: Domain<'_>,
-        make: impl FnOnce() -> String,
-    ) -> Arc<str> {
-        let Domain::Known(id) = domain else {
-            return make().into();
-        };
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        map.entry((slot, id))
-            .or_insert_with(|| make().into())
-            .clone()
-    }
-
-    /// Forget every text (the counts behind them changed).
-    pub fn clear(&mut self) {
-        self.0
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,38 +354,5 @@ mod tests {
             assert_eq!(t.len(), 3);
             assert_eq!(t.values().sum::<i64>(), 8);
         }
-    }
-
-    #[test]
-    fn reasons_are_made_once_per_known_domain_and_cleared() {
-        let mut cache = ReasonCache::default();
-        let mut made = 0;
-        for _ in 0..3 {
-            let r = cache.get_or(0, Domain::Known(1), || {
-                made += 1;
-                "r".into()
-            });
-            assert_eq!(&*r, "r");
-        }
-        assert_eq!(made, 1);
-        cache.get_or(1, Domain::Known(1), || {
-            made += 1;
-            String::new()
-        });
-        cache.get_or(0, Domain::Unknown("x"), || {
-            made += 1;
-            String::new()
-        });
-        cache.get_or(0, Domain::Unknown("x"), || {
-            made += 1;
-            String::new()
-        });
-        assert_eq!(made, 4, "other slot once, unknown domains every time");
-        cache.clear();
-        cache.get_or(0, Domain::Known(1), || {
-            made += 1;
-            String::new()
-        });
-        assert_eq!(made, 5);
     }
 }

@@ -16,6 +16,7 @@ pub mod filter;
 pub mod node_affinity;
 pub mod pod_relation;
 pub mod prioritize;
+pub mod reason_cache;
 pub mod topology_spread;
 
 /// How a node failed a filter rule; decides which extender map it lands in.

@@ -26,7 +26,8 @@ use super::terms::{
 use crate::cluster::{InFlightPod, Snapshot};
 use crate::model::pod::PodAffinityTerm;
 use crate::model::{Labels, Node, ObjectMeta, Pod};
-use crate::policy::domains::{Domain, KeyLookup, NodeAt, ReasonCache};
+use crate::policy::domains::{Domain, KeyLookup, NodeAt};
+use crate::policy::reason_cache::ReasonCache;
 use crate::policy::{Failure, Verdict};
 
 /// Upstream `ErrReasonAffinityRulesNotMatch` (UnschedulableAndUnresolvable).
@@ -36,11 +37,6 @@ pub const REASON_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity r
 /// Upstream `ErrReasonExistingAntiAffinityRulesNotMatch` (Unschedulable).
 pub const REASON_EXISTING_ANTI_AFFINITY: &str =
     "node(s) didn't satisfy existing pods anti-affinity rules";
-
-/// [`ReasonCache`] slots: one range per check, a slot per term or key.
-const AFFINITY_SLOT: usize = 0;
-const ANTI_AFFINITY_SLOT: usize = 1 << 20;
-const EXISTING_SLOT: usize = 2 << 20;
 
 /// What never changes after preparation.
 #[derive(Debug)]
@@ -90,11 +86,12 @@ pub fn prepare_filter(snapshot: &Snapshot, pod: &Pod) -> Result<Option<AffinityF
     let affinity = affinity_counts(snapshot, &terms.required_affinity);
     let anti_affinity = anti_affinity_counts(snapshot, &terms.required_anti_affinity);
     let matches_own_affinity = matches_all(&terms.required_affinity, pod);
-    let affinity_keys = terms
+    let affinity_keys: Vec<KeyLookup> = terms
         .required_affinity
         .iter()
         .map(|t| KeyLookup::new(snapshot.topology(), &t.topology_key))
         .collect();
+    let slots = affinity_keys.len() + terms.required_anti_affinity.len() + existing.keys().count();
     Ok(Some(AffinityFilter {
         prepared: Arc::new(Prepared {
             pod: pod.clone(),
@@ -107,7 +104,7 @@ pub fn prepare_filter(snapshot: &Snapshot, pod: &Pod) -> Result<Option<AffinityF
         anti_affinity: LiveCounts::new(anti_affinity),
         existing_anti_affinity: existing,
         in_flight_affinity: None,
-        reasons: ReasonCache::default(),
+        reasons: ReasonCache::new(slots),
     }))
 }
 
@@ -262,7 +259,7 @@ impl AffinityFilter {
         }
         let lookup = &prepared.affinity_keys[i];
         Err(Failure::unresolvable(self.reasons.get_or(
-            AFFINITY_SLOT + i,
+            i,
             domain,
             || {
                 format!(
@@ -305,6 +302,17 @@ impl AffinityFilter {
         self.reasons.clear();
     }
 
+    /// [`ReasonCache`] slots, one per term or key of a check: the required
+    /// affinity keys first (slot = term), then the anti-affinity terms, then
+    /// the existing pods' anti-affinity keys.
+    fn anti_affinity_slot(&self, term: usize) -> usize {
+        self.prepared.affinity_keys.len() + term
+    }
+
+    fn existing_slot(&self, key: usize) -> usize {
+        self.anti_affinity_slot(self.prepared.terms.required_anti_affinity.len()) + key
+    }
+
     /// Upstream `satisfyPodAntiAffinity`: per term; a node without the
     /// term's key passes it.
     fn check_anti_affinity(&self, at: NodeAt<'_>) -> Verdict {
@@ -313,7 +321,7 @@ impl AffinityFilter {
             let key = t.topology_key.as_str();
             if self.anti_affinity.count(key, at) > 0 {
                 let domain = self.anti_affinity.domain(key, at);
-                let reason = self.reasons.get_or(ANTI_AFFINITY_SLOT + i, domain, || {
+                let reason = self.reasons.get_or(self.anti_affinity_slot(i), domain, || {
                     let culprit = self.anti_affinity.witness(key, at).map(|w| {
                         let selector = &terms[w.term];
                         (&w.pod.metadata, selector as &dyn fmt::Display)
@@ -333,7 +341,7 @@ impl AffinityFilter {
         for (i, key) in existing.keys().enumerate() {
             if existing.count(key, at) > 0 {
                 let domain = existing.domain(key, at);
-                let reason = self.reasons.get_or(EXISTING_SLOT + i, domain, || {
+                let reason = self.reasons.get_or(self.existing_slot(i), domain, || {
                     let culprit = existing.witness(key, at).map(|w| {
                         let selector = required_anti_terms(&w.pod)
                             .get(w.term)

@@ -16,8 +16,9 @@ use std::sync::Arc;
 use crate::cluster::{DomainId, InFlightPod, Snapshot};
 use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::{Node, Pod, Shared, Toleration};
-use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt, ReasonCache};
+use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt};
 use crate::policy::node_affinity::RequiredNodeAffinity;
+use crate::policy::reason_cache::ReasonCache;
 use crate::policy::{Failure, Verdict};
 
 use super::common::{Constraint, DO_NOT_SCHEDULE, constraints_for, count_cluster, has_all_keys_at};
@@ -94,9 +95,9 @@ pub fn prepare_filter(
         domains: counts.iter().map(DomainTable::len).collect(),
         in_flight: Arc::default(),
         raised_min: vec![None; counts.len()],
+        reasons: ReasonCache::new(counts.len()),
         counts,
         histogram,
-        reasons: ReasonCache::default(),
     }))
 }
 
