@@ -21,9 +21,11 @@ use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 
-use super::extender::{ExtenderArgs, Names, NodeList, NodeName, RawNode, decode_nodes};
+use super::extender::{ExtenderArgs, Names, NodeList, NodeName};
 use super::json_extent;
-use crate::model::{Node, Pod, RecentNodes};
+
+mod items;
+use crate::model::{Pod, RecentNodes};
 
 /// Bodies at least this large (a Nodes-mode NodeList, a few hundred or
 /// more NodeNames) are read in parts, which reads plain names directly;
@@ -96,45 +98,13 @@ fn node_list<'a>(scan: &mut Scan<'a>, recent: &RecentNodes) -> Option<Option<Nod
     let mut list = NodeList::default();
     scan.object(|key, scan| {
         if key.eq_ignore_ascii_case("items") {
-            list.items = items(scan, recent)?;
+            list.items = items::items(scan, recent)?;
         } else {
             serde_json::from_slice::<IgnoredAny>(scan.value()?).ok()?;
         }
         Some(())
     })?;
     Some(Some(list))
-}
-
-/// The items, each either a text sent recently, recognised where it
-/// starts (`RecentNodes::kept_at`, no scan for its end), or scanned and
-/// then decoded with the others on all cores.
-fn items<'a>(scan: &mut Scan<'a>, recent: &RecentNodes) -> Option<Vec<(Arc<Node>, RawNode<'a>)>> {
-    if scan.null()? {
-        return Some(Vec::new());
-    }
-    let mut items: Vec<(Option<Arc<Node>>, &'a str)> = Vec::new();
-    scan.array(|scan| {
-        scan.skip_space();
-        let (node, text) = match recent.kept_at(&scan.text[scan.at..]) {
-            Some((node, len)) => (Some(node), scan.take(len)),
-            None => (None, scan.value()?),
-        };
-        items.push((node, std::str::from_utf8(text).ok()?));
-        Some(())
-    })?;
-    let unknown: Vec<&str> = items
-        .iter()
-        .filter(|(node, _)| node.is_none())
-        .map(|&(_, text)| text)
-        .collect();
-    let mut decoded = decode_nodes(&unknown, Some(recent)).ok()?.into_iter();
-    items
-        .into_iter()
-        .map(|(node, text)| {
-            let node = node.or_else(|| decoded.next().map(|(node, _)| node))?;
-            Some((node, RawNode(text)))
-        })
-        .collect()
 }
 
 /// A cursor over JSON text that knows where values begin and end and
@@ -181,25 +151,6 @@ impl<'a> Scan<'a> {
             match self.next_byte()? {
                 b',' => {}
                 b'}' => return Some(()),
-                _ => return None,
-            }
-        }
-    }
-
-    /// `[ value, ... ]`: `item` gets the cursor on each value, and must
-    /// move past it.
-    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        (self.next_byte()? == b'[').then_some(())?;
-        self.skip_space();
-        if self.text.get(self.at) == Some(&b']') {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            item(self)?;
-            match self.next_byte()? {
-                b',' => {}
-                b']' => return Some(()),
                 _ => return None,
             }
         }
@@ -300,6 +251,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::model::Node;
     use crate::synth::{SynthParams, generate_json};
 
     /// What both readings must agree on.
