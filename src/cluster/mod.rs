@@ -17,8 +17,8 @@ pub use binder::{BindRequest, Binder};
 pub use in_flight::{InFlight, InFlightPod, Settled};
 pub use snapshot::{
     ByNode, Candidates, ClusterObjects, DomainId, HolderGroup, KeyDomains, NameIndex, NodeIdx,
-    NodeInfo, NodePods, NodeSet, NodeSets, ObjectCounts, Owners, PdbIndex, PodChange, PodPdbs,
-    PodRef, PodSummary, SharedObjects, Snapshot, TopologyIndex, pod_importance,
+    NodeInfo, NodeList, NodePods, NodeSet, NodeSets, ObjectCounts, Owners, PdbIndex, PodChange,
+    PodPdbs, PodRef, PodSummary, SharedObjects, Snapshot, TopologyIndex, pod_importance,
 };
 pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

@@ -8,18 +8,28 @@
 
 use std::sync::Arc;
 
-use crate::cluster::{ByNode, DomainId, KeyDomains, NodeIdx, Snapshot, TopologyIndex};
+use crate::cluster::{ByNode, DomainId, KeyDomains, NodeIdx, NodeList, Snapshot, TopologyIndex};
 use crate::model::Node;
 
 /// A node being judged, with its index when it is the view's node object
 /// (same labels); `idx: None` makes every lookup go by label value.
 #[derive(Debug, Clone, Copy)]
 pub struct NodeAt<'a> {
-    pub node: &'a Node,
+    object: Object<'a>,
     pub idx: Option<NodeIdx>,
     /// Known to be neither cordoned nor tainted NoSchedule or NoExecute
     /// (see [`Snapshot::node_is_plain`]); `false` when not known.
     pub plain: bool,
+}
+
+/// Where a [`NodeAt`]'s node object is. A view node's is read from the
+/// view's list only when a rule asks for it: the rules judge a plain
+/// indexed node by array lookups, and reading its object first was a
+/// cache miss per candidate of a served filter.
+#[derive(Debug, Clone, Copy)]
+enum Object<'a> {
+    Given(&'a Node),
+    InView(&'a NodeList, NodeIdx),
 }
 
 impl<'a> NodeAt<'a> {
@@ -27,17 +37,18 @@ impl<'a> NodeAt<'a> {
     #[inline]
     pub fn indexed(node: &'a Node, idx: NodeIdx) -> Self {
         Self {
-            node,
+            object: Object::Given(node),
             idx: Some(idx),
             plain: false,
         }
     }
 
-    /// The view's node at `idx`, with what the view knows of it.
+    /// The view's node at `idx`, with what the view knows of it; its
+    /// object is read when first asked for.
     #[inline]
     pub fn in_view(snapshot: &'a Snapshot, idx: NodeIdx) -> Self {
         Self {
-            node: &snapshot.nodes()[idx as usize].node,
+            object: Object::InView(snapshot.nodes(), idx),
             idx: Some(idx),
             plain: snapshot.node_is_plain(idx),
         }
@@ -46,9 +57,18 @@ impl<'a> NodeAt<'a> {
     /// A node judged by its labels only.
     pub fn unindexed(node: &'a Node) -> Self {
         Self {
-            node,
+            object: Object::Given(node),
             idx: None,
             plain: false,
+        }
+    }
+
+    /// The node object.
+    #[inline]
+    pub fn node(&self) -> &'a Node {
+        match self.object {
+            Object::Given(node) => node,
+            Object::InView(nodes, idx) => &nodes[idx as usize].node,
         }
     }
 }
@@ -62,7 +82,7 @@ impl<'a> NodeAt<'a> {
             .node_idx(node.name())
             .filter(|&i| snapshot.same_labels(i, node));
         Self {
-            node,
+            object: Object::Given(node),
             idx,
             plain: false,
         }
@@ -111,7 +131,7 @@ impl KeyLookup {
                 None => Domain::Missing,
             };
         }
-        match at.node.label(&self.key) {
+        match at.node().label(&self.key) {
             None => Domain::Missing,
             Some(value) => match self.domains.as_ref().and_then(|d| d.id(value)) {
                 Some(id) => Domain::Known(id),
@@ -301,6 +321,27 @@ impl<T> DomainTable<T> {
 mod tests {
     use super::*;
     use crate::testing::make_node;
+
+    /// A view node's object, read when asked for, is the view's own, and
+    /// the view's flags and index come with it.
+    #[test]
+    fn a_view_node_is_read_from_the_view_when_asked() {
+        let s = crate::testing::snapshot(
+            vec![
+                make_node("a").obj(),
+                make_node("b").taint("gpu", "yes", "NoSchedule").obj(),
+            ],
+            vec![],
+        );
+        for idx in 0..s.nodes().len() as NodeIdx {
+            let at = NodeAt::in_view(&s, idx);
+            assert!(std::ptr::eq(at.node(), &*s.nodes()[idx as usize].node));
+            assert_eq!(at.idx, Some(idx));
+            assert_eq!(at.plain, s.node_is_plain(idx));
+        }
+        let given = make_node("c").obj();
+        assert!(std::ptr::eq(NodeAt::unindexed(&given).node(), &given));
+    }
 
     fn node(labels: &[(&str, &str)]) -> Node {
         make_node("").labels(labels).obj()

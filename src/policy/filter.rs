@@ -90,7 +90,7 @@ impl PodFilters {
     /// `explain` gives the first reason kube-scheduler itself would give.
     pub fn check_at_with_fit(&self, at: NodeAt<'_>, fit: impl FnOnce() -> Verdict) -> Verdict {
         if !at.plain {
-            let node = at.node;
+            let node = at.node();
             self.check_unschedulable(node)?;
             if let Some(taint) = untolerated_taint(&node.spec.taints, &self.tolerations) {
                 return Err(Failure::unresolvable(format!(
@@ -122,7 +122,7 @@ impl PodFilters {
         if !snapshot.has_nominated_pods() {
             return self.check_at(at);
         }
-        let nominated = nominated_against(snapshot, pod, at.node.name());
+        let nominated = nominated_against(snapshot, pod, at.node().name());
         if nominated.is_empty() {
             return self.check_at(at);
         }
@@ -166,7 +166,7 @@ impl PodFilters {
             f.add_pod(existing, at);
         }
         if let Some(f) = &mut self.pod_affinity {
-            f.add_pod(existing, at.node);
+            f.add_pod(existing, at.node());
         }
     }
 
@@ -177,7 +177,7 @@ impl PodFilters {
             f.remove_pod(existing, at);
         }
         if let Some(f) = &mut self.pod_affinity {
-            f.remove_pod(existing, at.node);
+            f.remove_pod(existing, at.node());
         }
     }
 }

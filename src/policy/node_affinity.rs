@@ -189,7 +189,7 @@ impl NodeAffinityFilter {
             .idx
             .zip(self.admitted.as_deref())
             .and_then(|(idx, admitted)| admitted.get(idx as usize));
-        if decided.unwrap_or_else(|| self.required.matches(at.node)) {
+        if decided.unwrap_or_else(|| self.required.matches(at.node())) {
             Ok(())
         } else {
             Err(Failure::unresolvable(REASON))

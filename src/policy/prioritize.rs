@@ -49,7 +49,7 @@ pub fn prioritize(
     let node_affinity = node_affinity::prepare_score(pod)
         .map_err(|e| format!("NodeAffinity: {e}"))?
         .map(|s| {
-            let raw: Vec<i64> = candidates.iter().map(|n| s.score(n.node)).collect();
+            let raw: Vec<i64> = candidates.iter().map(|n| s.score(n.node())).collect();
             node_affinity::NodeAffinityScore::normalize(&raw)
         });
     let pod_affinity =

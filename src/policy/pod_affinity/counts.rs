@@ -185,7 +185,7 @@ impl LiveCounts {
         if self.changes.is_empty() {
             return base;
         }
-        let Some(value) = at.node.label(key) else {
+        let Some(value) = at.node().label(key) else {
             return base;
         };
         base + self.changed(key, value)
@@ -204,7 +204,10 @@ impl LiveCounts {
     pub fn domain<'a>(&self, key: &str, at: NodeAt<'a>) -> Domain<'a> {
         match self.base.key(key) {
             Some(k) => k.lookup.of(at),
-            None => at.node.label(key).map_or(Domain::Missing, Domain::Unknown),
+            None => at
+                .node()
+                .label(key)
+                .map_or(Domain::Missing, Domain::Unknown),
         }
     }
 
@@ -235,7 +238,7 @@ impl LiveCounts {
     /// A pod still counted on the node's domain for `key`: a prepared one
     /// not removed since, else one added since.
     pub fn witness(&self, key: &str, at: NodeAt<'_>) -> Option<&Witness> {
-        let value = at.node.label(key);
+        let value = at.node().label(key);
         let here = |c: &&Change| c.key == key && Some(c.value.as_str()) == value;
         let removed = |w: &Witness| {
             self.changes

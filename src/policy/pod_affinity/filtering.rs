@@ -326,7 +326,7 @@ impl AffinityFilter {
                         let selector = &terms[w.term];
                         (&w.pod.metadata, selector as &dyn fmt::Display)
                     });
-                    domain_reason(REASON_ANTI_AFFINITY, culprit, key, at.node)
+                    domain_reason(REASON_ANTI_AFFINITY, culprit, key, at.node())
                 });
                 return Err(Failure::unschedulable(reason));
             }
@@ -352,7 +352,7 @@ impl AffinityFilter {
                         };
                         (&w.pod.metadata, selector)
                     });
-                    domain_reason(REASON_EXISTING_ANTI_AFFINITY, culprit, key, at.node)
+                    domain_reason(REASON_EXISTING_ANTI_AFFINITY, culprit, key, at.node())
                 });
                 return Err(Failure::unschedulable(reason));
             }

@@ -185,7 +185,7 @@ pub(crate) mod testing {
 
     impl NodeFilters for AvoidLabel {
         fn check(&self, at: NodeAt<'_>) -> Verdict {
-            match self.on_node.get(at.node.name()).copied().unwrap_or(0) {
+            match self.on_node.get(at.node().name()).copied().unwrap_or(0) {
                 0 => Ok(()),
                 n => Err(Failure::unschedulable(format!(
                     "{n} pods with app={} on the node",
@@ -195,12 +195,18 @@ pub(crate) mod testing {
         }
         fn add_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
             if self.matches(pod) {
-                *self.on_node.entry(at.node.name().to_string()).or_default() += 1;
+                *self
+                    .on_node
+                    .entry(at.node().name().to_string())
+                    .or_default() += 1;
             }
         }
         fn remove_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
             if self.matches(pod) {
-                *self.on_node.entry(at.node.name().to_string()).or_default() -= 1;
+                *self
+                    .on_node
+                    .entry(at.node().name().to_string())
+                    .or_default() -= 1;
             }
         }
     }

@@ -925,19 +925,25 @@ mod tests {
 
     impl NodeFilters for NeedLabel {
         fn check(&self, at: NodeAt<'_>) -> Verdict {
-            match self.on_node.get(at.node.name()).copied().unwrap_or(0) {
+            match self.on_node.get(at.node().name()).copied().unwrap_or(0) {
                 0 => Err(Failure::unschedulable(format!("no app={} pod", self.label))),
                 _ => Ok(()),
             }
         }
         fn add_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
             if pod.metadata.labels.get("app") == Some(&self.label) {
-                *self.on_node.entry(at.node.name().to_string()).or_default() += 1;
+                *self
+                    .on_node
+                    .entry(at.node().name().to_string())
+                    .or_default() += 1;
             }
         }
         fn remove_pod(&mut self, pod: &Pod, at: NodeAt<'_>) {
             if pod.metadata.labels.get("app") == Some(&self.label) {
-                *self.on_node.entry(at.node.name().to_string()).or_default() -= 1;
+                *self
+                    .on_node
+                    .entry(at.node().name().to_string())
+                    .or_default() -= 1;
             }
         }
     }

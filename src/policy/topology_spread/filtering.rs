@@ -251,7 +251,7 @@ impl SpreadFilter {
         {
             return;
         }
-        let node = at.node;
+        let node = at.node();
         for (i, c) in incoming.constraints.iter().enumerate() {
             if !c.includes_node(node, &incoming.tolerations, &incoming.required)
                 || !c.counts(existing, &incoming.namespace)

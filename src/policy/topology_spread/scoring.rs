@@ -150,7 +150,7 @@ impl SpreadScore {
                 continue;
             }
             let count = if !self.per_node[i].is_empty() {
-                let idx = at.idx.or_else(|| self.node_index.get(at.node.name()));
+                let idx = at.idx.or_else(|| self.node_index.get(at.node().name()));
                 idx.and_then(|n| self.per_node[i].get(n as usize))
                     .map_or(0, |&n| i64::from(n))
             } else {

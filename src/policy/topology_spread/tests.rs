@@ -457,7 +457,7 @@ fn scores(
     let raw: Vec<i64> = nodes.iter().map(|&n| sc.score(n)).collect();
     let by_labels: Vec<i64> = nodes
         .iter()
-        .map(|n| sc.score(NodeAt::unindexed(n.node)))
+        .map(|n| sc.score(NodeAt::unindexed(n.node())))
         .collect();
     assert_eq!(raw, by_labels, "indexed and by-label scores differ");
     sc.normalize(&nodes, &raw)
