@@ -13,6 +13,7 @@
 # Needs wrk (Debian package `wrk`: apt-get install -y wrk) and curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/client-tls.sh
 
 duration=${1:-10}
 bin=${BIN:-target/release/kube-arbiter}

@@ -63,6 +63,9 @@
 #       --zones --namespaces --app-size --images-per-node --pdb-every and
 #       the share of each constraint).
 #   SYNTH  a synth_cluster binary to use (default: build the example).
+#   CLIENT_TLS  go (default): the clients offer TLS 1.3 suites in Go's
+#       order, as kube-scheduler does (AES-128-GCM); openssl: OpenSSL's own
+#       (AES-256-GCM first). See scripts/client-tls.sh.
 # Writes the cluster to target/synth-NODES-PODS.json (SHAPE=second:
 # target/synth-second-NODES-PODS.json; SYNTH_FLAGS put their words in
 # front of NODES) once, about 250 MB at full size, and the request bodies to
@@ -70,6 +73,7 @@
 # `wrk`), curl and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/client-tls.sh
 
 duration=${1:-10}; nodes=${2:-5000}; pods=${3:-150000}
 port=${PORT:-18444}

@@ -22,6 +22,7 @@
 # under valgrind, which takes minutes at full size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/client-tls.sh
 measure=${1:-}
 case $measure in
     cpu) n=${N:-200} ;;
