@@ -240,7 +240,12 @@ pub fn has_all_keys(node: &Node, constraints: &[Constraint]) -> bool {
 /// A node of the view carrying every topology key of `constraints`.
 #[inline]
 pub fn has_all_keys_at(at: NodeAt<'_>, keys: &[KeyLookup]) -> bool {
-    keys.iter().all(|k| k.of(at) != Domain::Missing)
+    for key in keys {
+        if key.of(at) == Domain::Missing {
+            return false;
+        }
+    }
+    true
 }
 
 /// Counts matching pods into the domains of every cluster node that takes
