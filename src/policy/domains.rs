@@ -131,14 +131,7 @@ impl KeyLookup {
                 None => Domain::Missing,
             };
         }
-        self.of_labels(at.node())
-    }
-
-    /// [`Self::of`] for a node judged by its labels; apart so that the
-    /// indexed path stays small where it is inlined.
-    #[inline(never)]
-    fn of_labels<'a>(&self, node: &'a Node) -> Domain<'a> {
-        match node.label(&self.key) {
+        match at.node().label(&self.key) {
             None => Domain::Missing,
             Some(value) => match self.domains.as_ref().and_then(|d| d.id(value)) {
                 Some(id) => Domain::Known(id),
