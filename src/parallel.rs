@@ -53,18 +53,20 @@ where
         .collect()
 }
 
-/// Wake the threads that take the parts after the first, for a split
+/// Wake the threads that take the parts after the first, for `parts`
+/// splits (one request's: reading its body, then checking its nodes)
 /// expected within a few hundred microseconds. A sleeping thread took
 /// 100–150 µs to start running here (a 2-vCPU VM), and a woken thread that
 /// finds nothing to do sleeps again at once and must be woken a second
-/// time. So the woken thread stays awake, polling for the split's part,
-/// for up to [`HOT_WAIT_MAX`] once it runs; a call within [`HOT_WAIT_MAX`]
-/// of the last one does nothing (that helper is still on its way, or
-/// polling, or has taken a split: then this one's split wakes a helper
-/// the usual way). A caller wakes the helpers as early as it knows a split
-/// is likely: a filter or preempt request from its declared length, before
-/// its body is read (`api::split_body`).
-pub fn wake_helpers() {
+/// time. So the woken thread stays awake, polling for the splits' parts:
+/// until it has run `parts` of them, or [`HOT_WAIT_MAX`] has passed since
+/// it started or ran its last one. A call within [`HOT_WAIT_MAX`] of the
+/// last one does nothing (that helper is still on its way, or polling, or
+/// has taken its splits: then this one's split wakes a helper the usual
+/// way). A caller wakes the helpers as early as it knows a split is likely:
+/// a filter or preempt request from its declared length, before its body
+/// is read (`api::split_body`).
+pub fn wake_helpers(parts: usize) {
     let Some(pool) = helpers() else { return };
     let now = since_start();
     let last = LAST_WAKE_NS.load(Ordering::Relaxed);
@@ -72,19 +74,34 @@ pub fn wake_helpers() {
         return;
     }
     LAST_WAKE_NS.store(now.max(1), Ordering::Relaxed);
-    pool.spawn(|| {
-        let start = Instant::now();
-        while start.elapsed() < HOT_WAIT_MAX {
+    pool.spawn(move || {
+        POLLING.fetch_add(1, Ordering::Release);
+        let mut since = Instant::now();
+        let mut taken = 0;
+        while taken < parts && since.elapsed() < HOT_WAIT_MAX {
             if rayon_core::yield_now() == Some(rayon_core::Yield::Executed) {
-                return;
+                taken += 1;
+                since = Instant::now();
+            } else {
+                // Anything else runnable on this core goes first.
+                std::thread::yield_now();
             }
-            // Anything else runnable on this core goes first.
-            std::thread::yield_now();
         }
+        POLLING.fetch_sub(1, Ordering::Release);
     });
 }
 
-/// How long a woken helper polls for the split it was woken for: longer
+/// Whether a helper woken by [`wake_helpers`] is polling for a part now:
+/// a split it takes starts at once, where a sleeping helper would start
+/// only after 100–150 µs, longer than some splits save.
+pub fn helper_polling() -> bool {
+    POLLING.load(Ordering::Acquire) > 0
+}
+
+/// Helpers polling in [`wake_helpers`] now.
+static POLLING: AtomicUsize = AtomicUsize::new(0);
+
+/// How long a woken helper polls for a split's part: longer
 /// than what usually remains, once it runs, of receiving, decoding and
 /// preparing a 5,000-name filter (~150 µs served), short enough that a
 /// request whose split comes later only costs the helper's sleep and a
@@ -155,19 +172,28 @@ mod tests {
         assert_eq!(small, [5], "below the minimum one part does it all");
     }
 
-    /// A woken helper that polls for a split takes it when it comes, and
-    /// one whose split never comes goes back to the pool: a later split
-    /// is still taken (a poller that never ended would hang it).
+    /// A woken helper that polls takes the splits that come, and one
+    /// whose splits never come goes back to the pool: a later split is
+    /// still taken (a poller that never ended would hang it), and no
+    /// poller is left.
     #[test]
-    fn woken_helpers_take_a_split_or_return_to_the_pool() {
+    fn woken_helpers_take_splits_or_return_to_the_pool() {
         let items: Vec<usize> = (0..1000).collect();
         let split = || map_parts(&items, 10, |_, part| Ok::<_, ()>(part.to_vec())).unwrap();
-        wake_helpers();
-        wake_helpers();
+        wake_helpers(2);
+        wake_helpers(2);
         assert_eq!(split().concat(), items);
-        wake_helpers();
+        assert_eq!(split().concat(), items);
+        wake_helpers(1);
         std::thread::sleep(HOT_WAIT_MAX * 4);
         assert_eq!(split().concat(), items);
+        // Other tests may wake helpers meanwhile; each poller ends within
+        // HOT_WAIT_MAX of its last part.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while helper_polling() {
+            assert!(Instant::now() < deadline, "a poller never ended");
+            std::thread::sleep(HOT_WAIT_MAX);
+        }
     }
 
     #[test]

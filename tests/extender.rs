@@ -154,8 +154,27 @@ async fn large_bodies_are_answered_as_small_ones() {
     let large = with_unknown_names(&small, 3_000);
     assert!(large.len() > 100 << 10, "{}", large.len());
     let (_, want) = server.post("/scheduler/filter", small).await;
+    // Checked on two cores, each writing its failures: the answer is sent
+    // in chunks, with its exact length declared as for a one-piece answer.
+    let response = server
+        .client
+        .post(server.url("/scheduler/filter"))
+        .header("content-type", "application/json")
+        .body(large.clone())
+        .send()
+        .await
+        .unwrap();
+    assert!(response.headers().get("transfer-encoding").is_none());
+    let declared: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let bytes = response.bytes().await.unwrap();
+    assert_eq!(declared, bytes.len());
     let (status, got) = server.post("/scheduler/filter", large).await;
     assert_eq!(status, 200);
+    assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap(), got);
     assert_eq!(got["Error"], "");
     assert_eq!(got["NodeNames"], want["NodeNames"]);
     assert_eq!(got["FailedNodes"], want["FailedNodes"]);

@@ -27,7 +27,7 @@ use crate::server::{ApiError, AppState, WholeBody};
 
 use super::extender_verdicts::{record_failure, reserve_failures};
 use super::split_body::SplitBody;
-use super::{in_flight, json_bytes, run_sized_async};
+use super::{in_flight, json_bytes, json_chunks, run_sized_async};
 use crate::wire::extender::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
@@ -44,7 +44,7 @@ pub fn routes() -> Router<AppState> {
 
 async fn filter_handler(
     State(state): State<AppState>,
-    SplitBody(body): SplitBody<SPLIT_LIKELY_BODY>,
+    SplitBody(body): SplitBody<SPLIT_LIKELY_BODY, 2>,
 ) -> Response {
     run_sized_async(body.len(), async move {
         let args = read_args(&body, &state.recent_nodes);
@@ -73,8 +73,8 @@ async fn filter_handler(
         }
         // The answer is about as long as a NodeNames request; a Nodes-mode
         // answer holds only the feasible nodes, so cap the guess.
-        match answer.to_json(body.len().min(ANSWER_CAPACITY_MAX)) {
-            Ok(json) => json_bytes(json),
+        match answer.to_json_chunks(body.len().min(ANSWER_CAPACITY_MAX)) {
+            Ok(chunks) => json_chunks(chunks),
             Err(e) => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("cannot encode the answer: {e}"),
@@ -175,7 +175,7 @@ pub fn filter_args<'a>(
         // often the handler already woke it from the body's declared
         // length (SplitBody), and this call does nothing; it is for short
         // names in a small body, and callers other than the handler.
-        crate::parallel::wake_helpers();
+        crate::parallel::wake_helpers(1);
     }
     let mut filters = match PodFilters::prepare(snapshot, pod, settings) {
         Ok(f) => f,
@@ -198,6 +198,7 @@ pub fn filter_args<'a>(
             },
             |name| name.clone(),
             |name| name.clone(),
+            args.node_names_plain,
         );
         if let Some(out) = feasible_out {
             out.extend(feasible.iter().filter_map(|n| view_node(n)));
@@ -216,6 +217,7 @@ pub fn filter_args<'a>(
             },
             |&(_, raw)| raw,
             |(node, _)| NodeName::Owned(node.name().to_string()),
+            false,
         );
         if let Some(out) = feasible_out {
             let failed = |name: &str| {
@@ -234,7 +236,8 @@ pub fn filter_args<'a>(
 
 /// A filter body this large likely carries [`PARALLEL_CHECK_MIN`] names or
 /// more (2,000 names of 40 bytes or so): its helpers are woken before it
-/// is read ([`SplitBody`]).
+/// is read ([`SplitBody`]), for two splits: reading the names (or a
+/// NodeList's items) and checking the nodes.
 const SPLIT_LIKELY_BODY: usize = 64 << 10;
 
 /// Below this many candidates one thread checks them all: splitting starts
@@ -246,14 +249,18 @@ const PARALLEL_CHECK_MIN: usize = 2_000;
 /// goes in the first list for each that passes, each that fails under
 /// `name(c)` in the failed map of its code. Large lists are split over the
 /// machine's cores (the prepared filter state is shared read-only), and
-/// each part sorts its own candidates, so what is left for one thread is
-/// joining the parts' lists.
+/// each part sorts its own candidates and writes their failures' JSON
+/// (`names_plain`: every name is its own JSON string), so what is left for
+/// one thread is joining the parts' lists. A list too short to split is
+/// written with the rest of the answer, in one buffer.
 fn partition_candidates<'a, T: Sync, P: Send>(
     candidates: &[T],
     check: impl Fn(&[T]) -> Vec<Verdict> + Sync,
     pass: impl Fn(&T) -> P + Sync,
     name: impl Fn(&T) -> NodeName<'a> + Sync,
+    names_plain: bool,
 ) -> (Vec<P>, ExtenderFilterResult<'a>) {
+    let split = candidates.len() >= PARALLEL_CHECK_MIN;
     let parts = map_parts(candidates, PARALLEL_CHECK_MIN, |_, part| {
         let verdicts = check(part);
         let mut failed = ExtenderFilterResult::default();
@@ -264,6 +271,10 @@ fn partition_candidates<'a, T: Sync, P: Send>(
                 Ok(()) => passed.push(pass(candidate)),
                 Err(f) => record_failure(&mut failed, name(candidate), f),
             }
+        }
+        if split {
+            failed.node_names_plain = names_plain;
+            failed.write_failures();
         }
         Ok::<_, Infallible>((passed, failed))
     });
@@ -579,6 +590,11 @@ mod tests {
             answer.to_json(0).unwrap(),
             serde_json::to_vec(&answer).unwrap()
         );
+        // Each part wrote its failures, and the answer sends those runs as
+        // chunks of their own.
+        let chunks = answer.to_json_chunks(0).unwrap();
+        assert!(chunks.len() > 1, "{} chunk(s)", chunks.len());
+        assert_eq!(chunks.concat(), serde_json::to_vec(&answer).unwrap());
     }
 
     #[test]

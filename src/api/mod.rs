@@ -4,6 +4,7 @@
 
 pub mod admission;
 pub mod bind;
+mod chunks_body;
 pub mod explain;
 pub mod extender;
 mod extender_verdicts;
@@ -201,6 +202,17 @@ fn with_snapshot(
 
 /// `body`, already JSON, as a 200 answer.
 fn json_bytes(body: Vec<u8>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// A JSON answer written in chunks, sent as they are ([`chunks_body`]);
+/// one chunk is sent as any one-piece answer is.
+fn json_chunks(mut chunks: Vec<bytes::Bytes>) -> Response {
+    let body = if chunks.len() == 1 {
+        axum::body::Body::from(chunks.remove(0))
+    } else {
+        axum::body::Body::new(chunks_body::ChunksBody::new(chunks))
+    };
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 

@@ -86,7 +86,7 @@ impl PreemptResult<'_> {
 
 async fn handle(
     State(state): State<AppState>,
-    SplitBody(body): SplitBody<SPLIT_LIKELY_BODY>,
+    SplitBody(body): SplitBody<SPLIT_LIKELY_BODY, 1>,
 ) -> Response {
     let metrics = state.metrics.clone();
     let warnings = state.warnings.clone();

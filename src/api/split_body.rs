@@ -7,18 +7,19 @@ use axum::extract::{FromRequest, Request};
 use crate::server::{ApiError, WholeBody, declared_length};
 
 /// The whole body ([`WholeBody`]). When the request declares `MIN` bytes or
-/// more, [`crate::parallel::wake_helpers`] runs before the body is read: a
-/// helper takes 100–150 µs from its wake-up to running here, about what
-/// receiving a 5,000-name filter takes, so it is running when the decision
-/// splits instead of starting half-way through it.
-pub struct SplitBody<const MIN: usize>(pub Bytes);
+/// more, [`crate::parallel::wake_helpers`] runs before the body is read,
+/// for the `SPLITS` splits the request then likely makes: a helper takes
+/// 100–150 µs from its wake-up to running here, about what receiving a
+/// 5,000-name filter takes, so it is running when the decision splits
+/// instead of starting half-way through it.
+pub struct SplitBody<const MIN: usize, const SPLITS: usize>(pub Bytes);
 
-impl<S: Sync, const MIN: usize> FromRequest<S> for SplitBody<MIN> {
+impl<S: Sync, const MIN: usize, const SPLITS: usize> FromRequest<S> for SplitBody<MIN, SPLITS> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         if declared_length(&request).is_some_and(|len| len >= MIN) {
-            crate::parallel::wake_helpers();
+            crate::parallel::wake_helpers(SPLITS);
         }
         WholeBody::from_request(request, state)
             .await
@@ -40,7 +41,7 @@ mod tests {
         request
             .headers_mut()
             .insert(CONTENT_LENGTH, declared.into());
-        SplitBody::<MIN>::from_request(request, &())
+        SplitBody::<MIN, 1>::from_request(request, &())
             .await
             .map(|b| b.0)
     }

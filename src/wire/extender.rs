@@ -275,11 +275,10 @@ impl<'a> ExtenderFilterResult<'a> {
 
     /// `later`'s failures after this answer's, each in its map (the
     /// candidates `later` judged came after these).
-    pub fn append_failures(&mut self, mut later: Self) {
-        self.failed_nodes.0.append(&mut later.failed_nodes.0);
+    pub fn append_failures(&mut self, later: Self) {
+        self.failed_nodes.append(later.failed_nodes);
         self.failed_and_unresolvable_nodes
-            .0
-            .append(&mut later.failed_and_unresolvable_nodes.0);
+            .append(later.failed_and_unresolvable_nodes);
     }
 }
 
@@ -288,39 +287,71 @@ impl<'a> ExtenderFilterResult<'a> {
 /// ordered-map inserts were a visible share of a filter answer, and the
 /// names are unique already (kube-scheduler sends each node once).
 /// Reasons are shared texts: the nodes of one failing domain hold one.
-#[derive(Debug, Default)]
-pub struct FailedNodes<'a>(Vec<(NodeName<'a>, Reason)>);
+///
+/// The members may also be written as JSON already (`write_members`, in
+/// wire/filter_answer.rs), where they were judged: each core of a split
+/// check writes its own, and the answer sends those runs as they are.
+#[derive(Debug)]
+pub struct FailedNodes<'a> {
+    pub(super) list: Vec<(NodeName<'a>, Reason)>,
+    /// Every member of `list` as JSON text (`"node":"reason"` with commas
+    /// between), in runs, in order; `None` when some are not written.
+    pub(super) written: Option<Vec<bytes::Bytes>>,
+}
+
+impl Default for FailedNodes<'_> {
+    fn default() -> Self {
+        Self {
+            list: Vec::new(),
+            written: Some(Vec::new()),
+        }
+    }
+}
 
 impl<'a> FailedNodes<'a> {
     pub fn insert(&mut self, node: NodeName<'a>, reason: impl Into<Reason>) {
-        self.0.push((node, reason.into()));
+        self.list.push((node, reason.into()));
+        self.written = None;
     }
 
     /// Room for `additional` more (thousands of failed nodes grew the list,
     /// and copied it, a dozen times).
     pub fn reserve(&mut self, additional: usize) {
-        self.0.reserve(additional);
+        self.list.reserve(additional);
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.list.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.list.is_empty()
     }
 
     pub fn contains_key(&self, node: &str) -> bool {
-        self.0.iter().any(|(n, _)| n == node)
+        self.list.iter().any(|(n, _)| n == node)
     }
 
     /// Every (node, reason), in the order recorded.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(n, r)| (&**n, &**r))
+        self.list.iter().map(|(n, r)| (&**n, &**r))
     }
 
     pub fn get(&self, node: &str) -> Option<&str> {
-        self.0.iter().find(|(n, _)| n == node).map(|(_, r)| &**r)
+        self.list.iter().find(|(n, _)| n == node).map(|(_, r)| &**r)
+    }
+
+    /// `later`'s members after these; written runs stay written when both
+    /// lists are.
+    fn append(&mut self, mut later: Self) {
+        self.list.append(&mut later.list);
+        self.written = match (self.written.take(), later.written) {
+            (Some(mut runs), Some(more)) => {
+                runs.extend(more);
+                Some(runs)
+            }
+            _ => None,
+        };
     }
 }
 
@@ -329,8 +360,8 @@ impl Serialize for FailedNodes<'_> {
     /// `ExtenderFilterResult::to_json` (wire/filter_answer.rs, which encodes
     /// each shared reason once); this is the reference it is tested against.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (node, reason) in &self.0 {
+        let mut map = s.serialize_map(Some(self.list.len()))?;
+        for (node, reason) in &self.list {
             map.serialize_entry(node, &**reason)?;
         }
         map.end()

@@ -14,7 +14,7 @@
 //! cores. A body this reading refuses, for any reason, is read again as one
 //! document by serde_json, whose error the client gets: a bad body is told
 //! exactly what it was told before. NodeNames of plain text are read
-//! here directly, not by serde_json (`Scan::plain_strings`).
+//! here directly, not by serde_json (`plain_names`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -25,6 +25,7 @@ use super::extender::{ExtenderArgs, Names, NodeList, NodeName};
 use super::json_extent;
 
 mod items;
+mod plain_names;
 use crate::model::{Pod, RecentNodes};
 
 /// Bodies at least this large (a Nodes-mode NodeList, a few hundred or
@@ -77,14 +78,10 @@ fn read_in_parts<'a>(body: &'a [u8], recent: &RecentNodes) -> Option<ExtenderArg
 /// is serde_json's to read.
 fn node_names<'a>(scan: &mut Scan<'a>) -> Option<(Option<Vec<NodeName<'a>>>, bool)> {
     scan.skip_space();
-    let start = scan.at;
-    if let Some(names) = scan.plain_strings() {
-        return Some((
-            Some(names.into_iter().map(NodeName::Borrowed).collect()),
-            true,
-        ));
+    if let Some((names, end)) = plain_names::plain_names(scan.text, scan.at) {
+        scan.at = end;
+        return Some((Some(names), true));
     }
-    scan.at = start;
     let names = serde_json::from_slice::<Option<Names<'_>>>(scan.value()?).ok()?;
     Some((names.map(|n| n.0), false))
 }
@@ -186,62 +183,6 @@ impl<'a> Scan<'a> {
         let start = self.at;
         self.at = json_extent::value_end(self.text, start)?;
         Some(&self.text[start..self.at])
-    }
-
-    /// The array of strings that starts here, when every string is plain
-    /// text: no escape and no control character (which JSON forbids
-    /// unescaped), so its text is its value. `None` otherwise, with the
-    /// cursor anywhere.
-    fn plain_strings(&mut self) -> Option<Vec<&'a str>> {
-        /// Enough for the names kube-scheduler sends at 5,000 nodes without
-        /// growing, not so much that another body reserves megabytes.
-        const EXPECTED_MAX: usize = 8_192;
-        let text = self.text;
-        (self.next_byte()? == b'[').then_some(())?;
-        let start = self.at - 1;
-        let mut spans = Vec::with_capacity(((text.len() - start) / 32).min(EXPECTED_MAX));
-        self.skip_space();
-        if text.get(self.at) == Some(&b']') {
-            self.at += 1;
-        } else {
-            // Each name runs to the next quote, found with vector compares.
-            // An escaped quote would end it early, but its backslash is
-            // then inside what was read, and refused below.
-            loop {
-                (text.get(self.at) == Some(&b'"')).then_some(())?;
-                let open = self.at + 1;
-                let close = open + memchr::memchr(b'"', text.get(open..)?)?;
-                spans.push((open, close));
-                self.at = close + 1;
-                match self.next_byte()? {
-                    b',' => self.skip_space(),
-                    b']' => break,
-                    _ => return None,
-                }
-            }
-        }
-        let array = &text[start..self.at];
-        if memchr::memchr(b'\\', array).is_some() {
-            return None;
-        }
-        // Control characters are looked for over the whole array at once
-        // (vector compares), and in each name only when there is one (or
-        // whitespace between the names).
-        let below_space = |bytes: &[u8]| bytes.iter().fold(false, |found, &b| found | (b < 0x20));
-        if below_space(array)
-            && spans
-                .iter()
-                .any(|&(from, to)| below_space(&self.text[from..to]))
-        {
-            return None;
-        }
-        // One UTF-8 check for the whole array; a quote is ASCII, so every
-        // name starts and ends on a character boundary of it.
-        let text = std::str::from_utf8(array).ok()?;
-        spans
-            .into_iter()
-            .map(|(from, to)| text.get(from - start..to - start))
-            .collect()
     }
 }
 
@@ -428,16 +369,13 @@ mod tests {
         let body = r#"{"NodeNames": [ "ip-10-0-0-1.eu-west-1.compute.internal" ,"n\u00e9","","zéz"],"Pod":{}}"#
             .as_bytes();
         let at = body.iter().position(|&b| b == b'[').unwrap();
-        let mut scan = Scan { text: body, at };
-        assert_eq!(scan.plain_strings(), None, "an escaped name");
+        assert_eq!(plain_names::plain_names(body, at), None, "an escaped name");
         let plain = r#"[ "ip-10-0-0-1.eu-west-1.compute.internal" ,"","zéz" ]"#.as_bytes();
-        let mut scan = Scan::new(plain);
-        assert_eq!(
-            scan.plain_strings().unwrap(),
-            ["ip-10-0-0-1.eu-west-1.compute.internal", "", "zéz"]
-        );
-        assert_eq!(scan.at, plain.len());
+        let (names, end) = plain_names::plain_names(plain, 0).unwrap();
+        assert_eq!(names, ["ip-10-0-0-1.eu-west-1.compute.internal", "", "zéz"]);
+        assert_eq!(end, plain.len());
         let args = read_in_parts(body, &RecentNodes::default()).unwrap();
+        assert!(!args.node_names_plain);
         assert_eq!(
             args.node_names.unwrap(),
             ["ip-10-0-0-1.eu-west-1.compute.internal", "né", "", "zéz"]
@@ -517,26 +455,6 @@ mod tests {
         #[test]
         fn every_body_is_read_as_serde_json_reads_it(body in bodies()) {
             agree(&body)?;
-        }
-
-        #[test]
-        fn plain_names_are_read_whole_and_escaped_ones_left_to_serde_json(
-            names in prop::collection::vec("[a-z0-9.é\"\\\\\u{1}\t ]{0,12}", 0..6),
-            pretty in any::<bool>(),
-        ) {
-            let text = text(&json!(names), pretty);
-            let mut scan = Scan::new(text.as_bytes());
-            let escaped = names
-                .iter()
-                .any(|n| n.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
-            match scan.plain_strings() {
-                Some(read) => {
-                    prop_assert!(!escaped, "{text}");
-                    prop_assert_eq!(read, names.iter().map(String::as_str).collect::<Vec<_>>());
-                    prop_assert_eq!(scan.at, text.len());
-                }
-                None => prop_assert!(escaped, "{text}"),
-            }
         }
     }
 
