@@ -104,6 +104,41 @@ fn node_list<'a>(scan: &mut Scan<'a>, recent: &RecentNodes) -> Option<Option<Nod
     Some(Some(list))
 }
 
+/// A list walked in two halves at once, from `first` and from `second`
+/// (a place where an element likely starts): `walk(start, stop)` walks
+/// from `start` to the list's end, or to `stop` when an element starts
+/// there (then its `bool` is true), giving the elements and where it
+/// ended. The halves stand only if the walk from `first` reaches `second`
+/// as the start of an element, where a walk of the whole list would be
+/// too; otherwise that walk went on to the end alone and is the whole
+/// list, and the second is dropped.
+fn walk_in_halves<T: Send>(
+    first: usize,
+    second: usize,
+    walk: impl Fn(usize, Option<usize>) -> Option<(Vec<T>, usize, bool)> + Sync,
+) -> Option<(Vec<T>, usize)> {
+    let starts = [first, second];
+    let halves = crate::parallel::map_parts(&starts, 2, |_, part| {
+        let walks = part.iter().map(|&start| {
+            let stop = (start == first).then_some(second);
+            walk(start, stop)
+        });
+        Ok::<_, std::convert::Infallible>(walks.collect::<Vec<_>>())
+    });
+    let halves = match halves {
+        Ok(halves) => halves,
+        Err(never) => match never {},
+    };
+    let mut halves = halves.into_iter().flatten();
+    let (mut elements, end, reached) = halves.next()??;
+    if !reached {
+        return Some((elements, end));
+    }
+    let (more, end, _) = halves.next()??;
+    elements.extend(more);
+    Some((elements, end))
+}
+
 /// A cursor over JSON text that knows where values begin and end and
 /// checks the punctuation between them; what is inside a value is left to
 /// serde_json.

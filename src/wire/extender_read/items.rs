@@ -89,28 +89,9 @@ fn walk<'a>(
         let (items, end, _) = walk_from(text, at, None, recent)?;
         return Some((items, end));
     };
-    let starts = [at, second];
-    let halves = crate::parallel::map_parts(&starts, 2, |_, part| {
-        let walks = part.iter().map(|&start| {
-            let stop = (start == at).then_some(second);
-            walk_from(text, start, stop, recent)
-        });
-        Ok::<_, std::convert::Infallible>(walks.collect::<Vec<_>>())
-    });
-    let halves = match halves {
-        Ok(halves) => halves,
-        Err(never) => match never {},
-    };
-    let mut halves = halves.into_iter().flatten();
-    let (mut items, end, reached) = halves.next()??;
-    if !reached {
-        // The second start was inside an item: the first walk went on to
-        // the end, and is the whole list.
-        return Some((items, end));
-    }
-    let (more, end, _) = halves.next()??;
-    items.extend(more);
-    Some((items, end))
+    super::walk_in_halves(at, second, |start, stop| {
+        walk_from(text, start, stop, recent)
+    })
 }
 
 /// The items from `at` (an item's start) on, and where the walk ended:

@@ -14,8 +14,6 @@
 //! array's end alone and the second is dropped (as `items` does with a
 //! NodeList).
 
-use std::convert::Infallible;
-
 use crate::parallel;
 
 use super::super::extender::NodeName;
@@ -45,40 +43,19 @@ fn second_start(text: &[u8], middle: usize) -> Option<usize> {
 }
 
 /// The array's names from `from` (just past its `[`), walked in two halves
-/// when `second` is given.
+/// (`walk_in_halves`) when `second` is given.
 fn read(text: &[u8], from: usize, second: Option<usize>) -> Option<(Vec<NodeName<'_>>, usize)> {
     let Some(second) = second else {
         let (names, end, _) = walk(text, from, None)?;
         return Some((names, end));
     };
-    let starts = [from, second];
-    let halves = parallel::map_parts(&starts, 2, |_, part| {
-        let walks = part.iter().map(|&start| {
-            let stop = (start == from).then_some(second);
-            walk(text, start, stop)
-        });
-        Ok::<_, Infallible>(walks.collect::<Vec<_>>())
-    });
-    let halves = match halves {
-        Ok(halves) => halves,
-        Err(never) => match never {},
-    };
-    let mut halves = halves.into_iter().flatten();
-    let (mut names, end, reached) = halves.next()??;
-    if !reached {
-        // The second start was not a name's: the first walk went on to
-        // the end, and is the whole array.
-        return Some((names, end));
-    }
-    let (more, end, _) = halves.next()??;
-    names.extend(more);
-    Some((names, end))
+    super::walk_in_halves(from, second, |start, stop| walk(text, start, stop))
 }
 
 /// The names from `from` (just past the `[`, or a name's opening quote)
 /// on, and where the walk ended: just past the array's `]`, or at `stop`
-/// when a name starts there (the `bool`). `None` when the text from `at` is not
-/// plain strings with commas between them.
+/// when a name starts there (the `bool`). `None` when the text from `from`
+/// is not plain strings with commas between them.
 fn walk(text: &[u8], from: usize, stop: Option<usize>) -> Option<(Vec<NodeName<'_>>, usize, bool)> {
     /// Enough for the names kube-scheduler sends at 5,000 nodes without
     /// growing, not so much that another body reserves megabytes.
