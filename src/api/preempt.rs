@@ -24,15 +24,13 @@ use super::{json_bytes, on_snapshot_sized};
 use crate::cluster::Snapshot;
 use crate::config::{Config, PreemptionAnswer};
 use crate::log_every::LogEvery;
-use crate::model::Pod;
 use crate::parallel::map_parts;
 use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Candidate, Preemptor, Victims, pick_one_node};
 use crate::server::metrics::Metrics;
 use crate::server::{ApiError, AppState};
-use crate::wire::any_case::AnyCase;
 use crate::wire::json_string;
-use crate::wire::preempt_args::named_nodes;
+use crate::wire::preempt_args::{PreemptArgs, read_preempt_args};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/scheduler/preempt", post(handle))
@@ -134,12 +132,7 @@ pub fn answer<'s>(
     body: &[u8],
     now: Timestamp,
 ) -> Result<PreemptResult<'s>, ApiError> {
-    let args = AnyCase::parse(body).map_err(ApiError::bad_request)?;
-    let pod: Pod = args
-        .get("Pod")
-        .map_err(ApiError::bad_request)?
-        .ok_or_else(|| ApiError::bad_request("ExtenderPreemptionArgs has no Pod"))?;
-    let named = named_nodes(&args).map_err(ApiError::bad_request)?;
+    let PreemptArgs { pod, named } = read_preempt_args(body).map_err(ApiError::bad_request)?;
     let unknown = Unknown::find(snapshot, &named);
 
     let filters = PodFilters::prepare(snapshot, &pod, &config.scheduling)
@@ -260,6 +253,7 @@ fn answerable(
 mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
+    use crate::model::Pod;
     use crate::policy::preemption::Victim;
     use crate::policy::preemption::testing::{node, now, pod};
     use serde_json::json;

@@ -7,7 +7,7 @@
 //! This layer knows `model` only: the handlers in `api` turn policy
 //! verdicts into these shapes. Inside it the arrows run one way: the
 //! readers and writers use the shapes, and the JSON helpers
-//! (`json_extent`, `json_string`, `validated_walk`, `any_case`) use nothing of
+//! (`json_extent`, `json_scan`, `json_string`, `validated_walk`, `any_case`) use nothing of
 //! it.
 
 pub mod admission;
@@ -17,6 +17,7 @@ pub mod extender;
 pub mod extender_read;
 mod filter_answer;
 mod json_extent;
+mod json_scan;
 pub(crate) mod json_string;
 pub mod preempt_args;
 pub(crate) mod prioritize_answer;

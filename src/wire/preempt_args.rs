@@ -9,14 +9,80 @@ use std::collections::BTreeMap;
 
 use foldhash::HashMap;
 
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::any_case::{AnyCase, field_of};
+use super::json_scan::Scan;
 use super::validated_walk;
+use crate::model::Pod;
+
+mod plain_map;
 
 /// Candidate node → the UIDs of the victims the request gives for it,
 /// borrowed from the body unless they had to be unescaped.
 pub type NamedNodes<'a> = BTreeMap<Cow<'a, str>, Vec<Cow<'a, str>>>;
+
+/// What a preempt handler reads of `ExtenderPreemptionArgs`.
+#[derive(Debug, PartialEq)]
+pub struct PreemptArgs<'a> {
+    pub pod: Pod,
+    pub named: NamedNodes<'a>,
+}
+
+/// The preemptor and the named nodes of `body` (keys in any case, the
+/// last of keys equal but for case winning); a body that is no such
+/// args is refused with what is wrong with it.
+///
+/// A body as kube-scheduler writes it is read in one pass
+/// ([`read_plain`]); any other is split into its fields by serde_json
+/// and its maps walked ([`named_nodes`]), which also says what is wrong.
+pub fn read_preempt_args(body: &[u8]) -> Result<PreemptArgs<'_>, String> {
+    if let Some(args) = read_plain(body) {
+        return Ok(args);
+    }
+    let args = AnyCase::parse(body)?;
+    let pod = args
+        .get("Pod")?
+        .ok_or("ExtenderPreemptionArgs has no Pod")?;
+    let named = named_nodes(&args)?;
+    Ok(PreemptArgs { pod, named })
+}
+
+/// The args of a body whose victims are all in a `NodeNameToMetaVictims`
+/// map of plain text ([`plain_map`]), each top-level key once; `None`
+/// for any other body, valid or not.
+fn read_plain(body: &[u8]) -> Option<PreemptArgs<'_>> {
+    let mut scan = Scan::new(body);
+    let (mut pod, mut named) = (None, NamedNodes::new());
+    let mut seen = [false; 3];
+    scan.object(|key, scan| {
+        let field = ["pod", "nodenametometavictims", "nodenametovictims"]
+            .iter()
+            .position(|field| key.eq_ignore_ascii_case(field));
+        let Some(field) = field else {
+            return serde_json::from_slice::<IgnoredAny>(scan.value()?)
+                .ok()
+                .map(drop);
+        };
+        // A repeated key: the general reading keeps the last.
+        if std::mem::replace(&mut seen[field], true) {
+            return None;
+        }
+        match field {
+            0 => pod = serde_json::from_slice::<Option<Pod>>(scan.value()?).ok()?,
+            1 => {
+                scan.skip_space();
+                (named, scan.at) = plain_map::plain_map(scan.text, scan.at)?;
+            }
+            // Full pods as victims: the general reading's.
+            _ => scan.null()?.then_some(())?,
+        }
+        Some(())
+    })?;
+    scan.end()?;
+    Some(PreemptArgs { pod: pod?, named })
+}
 
 /// The candidate nodes of both maps with their victims' UIDs. A map that
 /// is not an object is a bad request; victims in an unexpected shape only
@@ -207,6 +273,161 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert!(got.values().all(Vec::is_empty));
         assert!(named(r#"{"NodeNameToVictims": ["n1"]}"#).is_err());
+    }
+
+    /// The general reading: fields split by serde_json, maps walked.
+    fn read_generally(body: &[u8]) -> Result<PreemptArgs<'_>, String> {
+        let args = AnyCase::parse(body)?;
+        let pod = args
+            .get("Pod")?
+            .ok_or("ExtenderPreemptionArgs has no Pod")?;
+        Ok(PreemptArgs {
+            pod,
+            named: named_nodes(&args)?,
+        })
+    }
+
+    const POD: &str =
+        r#"{"metadata":{"name":"urgent","namespace":"default","uid":"u"},"spec":{"priority":10}}"#;
+
+    #[test]
+    fn a_body_as_kube_scheduler_writes_it_is_read_in_one_pass() {
+        let body = format!(
+            r#"{{"Pod":{POD},"NodeNameToVictims":null,"NodeNameToMetaVictims":{{"n2":{{"Pods":[{{"UID":"b1"}},{{"UID":"b2"}}],"NumPDBViolations":1}},"n1":{{"Pods":[],"NumPDBViolations":0}}}}}}"#
+        );
+        let args = read_plain(body.as_bytes()).expect("read in one pass");
+        assert_eq!(args.named, nodes(&[("n1", &[]), ("n2", &["b1", "b2"])]));
+        assert_eq!(args.pod.metadata.name, "urgent");
+        assert_eq!(Ok(args), read_generally(body.as_bytes()));
+    }
+
+    #[test]
+    fn bad_bodies_are_refused_as_before() {
+        for body in [
+            "[]".to_string(),
+            format!(r#"{{"Pod":{POD},"NodeNameToMetaVictims":["n1"]}}"#),
+            r#"{"Pod":null,"NodeNameToMetaVictims":{}}"#.to_string(),
+            r#"{"NodeNameToMetaVictims":{}}"#.to_string(),
+            format!(r#"{{"Pod":{POD},"NodeNameToMetaVictims":{{"n1":{{"Pods":[]}}}}"#),
+            format!(
+                r#"{{"Pod":{POD},"NodeNameToMetaVictims":{{"n1":{{"Pods":[{{"UID":"\x"}}]}}}}}}"#
+            ),
+        ] {
+            let general = read_generally(body.as_bytes());
+            assert!(general.is_err(), "{body}");
+            assert_eq!(read_preempt_args(body.as_bytes()), general, "{body}");
+        }
+    }
+
+    /// Bodies near kube-scheduler's shape read in one pass exactly as the
+    /// general reading reads them, or are left to it; either way the
+    /// answer, or the error, is the general one.
+    mod read_in_one_pass {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn string() -> impl Strategy<Value = &'static str> {
+            prop::sample::select(vec![
+                r#""n1""#,
+                r#""n2""#,
+                r#""""#,
+                r#""é-1""#,
+                r#""n\u0031""#,
+                r#""a\"b""#,
+                "\"tab\there\"",
+                "7",
+                "null",
+            ])
+        }
+
+        fn space() -> impl Strategy<Value = &'static str> {
+            prop::sample::select(vec!["", "", "", " ", "\n"])
+        }
+
+        fn pod() -> impl Strategy<Value = String> {
+            let member = (
+                prop::sample::select(vec!["UID", "uid", "Uid", "name"]),
+                string(),
+            )
+                .prop_map(|(key, value)| format!(r#""{key}":{value}"#));
+            prop::collection::vec(member, 0..3).prop_map(|m| format!("{{{}}}", m.join(",")))
+        }
+
+        fn victims() -> impl Strategy<Value = String> {
+            let pods = prop_oneof![
+                Just("null".to_string()),
+                Just("7".to_string()),
+                prop::collection::vec(pod(), 0..4).prop_map(|p| format!("[{}]", p.join(","))),
+            ];
+            let member = prop_oneof![
+                (
+                    prop::sample::select(vec!["Pods", "pods", "PODS", "Pod"]),
+                    pods
+                )
+                    .prop_map(|(key, pods)| format!(r#""{key}":{pods}"#)),
+                prop::sample::select(vec!["0", "3", "-1", "01", "-", "1.5", "2e1", r#""x""#])
+                    .prop_map(|n| format!(r#""NumPDBViolations":{n}"#)),
+            ];
+            prop_oneof![
+                1 => Just("null".to_string()),
+                8 => (prop::collection::vec(member, 0..3), space()).prop_map(|(m, sp)| {
+                    format!("{{{sp}{}}}", m.join(&format!(",{sp}")))
+                }),
+            ]
+        }
+
+        fn map() -> impl Strategy<Value = String> {
+            prop_oneof![
+                1 => prop::sample::select(vec!["null", "{}", "[]", "7", "{\"n1\"}"])
+                    .prop_map(str::to_string),
+                8 => (prop::collection::vec((string(), victims()), 0..4), space()).prop_map(
+                    |(members, sp)| {
+                        let members: Vec<String> =
+                            members.into_iter().map(|(k, v)| format!("{k}:{sp}{v}")).collect();
+                        format!("{{{}}}", members.join(","))
+                    }
+                ),
+            ]
+        }
+
+        fn body() -> impl Strategy<Value = String> {
+            let field = prop_oneof![
+                prop::sample::select(vec!["Pod", "pod"]).prop_map(|k| format!(r#""{k}":{POD}"#)),
+                Just(r#""Pod":null"#.to_string()),
+                (
+                    prop::sample::select(vec!["NodeNameToMetaVictims", "nodeNameToMetaVictims"]),
+                    map()
+                )
+                    .prop_map(|(k, m)| format!(r#""{k}":{m}"#)),
+                prop::sample::select(vec![
+                    r#""NodeNameToVictims":null"#,
+                    r#""NodeNameToVictims":{"n1":{"Pods":[{"metadata":{"uid":"f"}}]}}"#,
+                    r#""other":[1,{"a":"}"}]"#,
+                    r#""other":tru"#,
+                ])
+                .prop_map(str::to_string),
+            ];
+            (prop::collection::vec(field, 0..5), space())
+                .prop_map(|(fields, sp)| format!("{{{sp}{}}}", fields.join(",")))
+        }
+
+        proptest! {
+            #[test]
+            fn one_pass_reads_what_the_general_reading_reads(
+                body in body(),
+                meta in map(),
+            ) {
+                let bodies = [body, format!(r#"{{"Pod":{POD},"NodeNameToMetaVictims":{meta}}}"#)];
+                for body in bodies {
+                    let general = read_generally(body.as_bytes());
+                    if let Some(args) = read_plain(body.as_bytes()) {
+                        prop_assert_eq!(Ok(&args), general.as_ref(), "{}", body);
+                    }
+                    prop_assert_eq!(read_preempt_args(body.as_bytes()), general, "{}", body);
+                }
+            }
+        }
     }
 
     /// The walk over the victims' text must read exactly the UIDs serde

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use super::Scan;
+use super::super::json_scan::Scan;
 use crate::model::{Node, RecentNodes};
 use crate::wire::extender::{RawNode, decode_nodes};
 
