@@ -17,7 +17,7 @@
 use crate::parallel;
 
 use super::super::extender::NodeName;
-use super::super::json_extent::skip_space;
+use super::super::json_extent::{next_quote, skip_space};
 
 /// Arrays with this much text after their start or more are walked in two
 /// halves when a helper polls: about 2,000 names, where the check splits.
@@ -67,12 +67,12 @@ fn walk(text: &[u8], from: usize, stop: Option<usize>) -> Option<(Vec<NodeName<'
         false
     } else {
         loop {
-            // Each name runs to the next quote, found with vector compares.
-            // An escaped quote would end it early, but its backslash is
-            // then inside what was walked, and refused below.
+            // Each name runs to the next quote. An escaped quote would end
+            // it early, but its backslash is then inside what was walked,
+            // and refused below.
             (text.get(at) == Some(&b'"')).then_some(())?;
             let open = at + 1;
-            let close = open + memchr::memchr(b'"', text.get(open..)?)?;
+            let close = next_quote(text, open)?;
             spans.push((open, close));
             at = skip_space(text, close + 1);
             match text.get(at)? {
