@@ -198,7 +198,7 @@ fn candidate_on<'s>(
     let answer = preemptor
         .select_victims_on_node(idx)
         .map_err(|f| f.to_string())
-        .and_then(|victims| answerable(info, &victims, arrived_empty));
+        .and_then(|victims| answerable(info, victims, arrived_empty));
     match answer {
         Ok(victims) => Some(Candidate {
             node: info,
@@ -226,7 +226,7 @@ fn candidate_on<'s>(
 ///   one victim pod on node"), and before that PR every empty list.
 fn answerable(
     info: &crate::cluster::NodeInfo,
-    victims: &Victims,
+    victims: Victims,
     arrived_empty: bool,
 ) -> Result<Victims, String> {
     let pods = &info.pods;

@@ -121,12 +121,12 @@ pub struct Victim {
 impl Victims {
     /// Without the pods `gone` says are already on their way out, and
     /// `num_pdb_violations` counting only those left.
-    pub fn without(&self, mut gone: impl FnMut(&Victim) -> bool) -> Victims {
-        let pods: Vec<Victim> = self.pods.iter().filter(|v| !gone(v)).copied().collect();
-        Victims {
-            num_pdb_violations: pods.iter().filter(|v| v.breaks_pdb).count(),
-            pods,
-        }
+    /// Filtered in place: a copy grew one push at a time, for every
+    /// candidate node.
+    pub fn without(mut self, mut gone: impl FnMut(&Victim) -> bool) -> Victims {
+        self.pods.retain(|v| !gone(v));
+        self.num_pdb_violations = self.pods.iter().filter(|v| v.breaks_pdb).count();
+        self
     }
 }
 
