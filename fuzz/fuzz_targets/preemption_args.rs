@@ -1,15 +1,20 @@
 //! ExtenderPreemptionArgs bodies (NodeNameToVictims with full pods,
-//! NodeNameToMetaVictims with UIDs) through the preempt handler's own
+//! NodeNameToMetaVictims with UIDs) read in one pass must read as the
+//! general reading reads them; then through the preempt handler's own
 //! function on the demo cluster; the answer must be JSON whose victims live
 //! on the node they are listed under.
 #![no_main]
 
 use jiff::Timestamp;
 use kube_arbiter::api::preempt::answer;
+use kube_arbiter::wire::preempt_args::{read_in_fields, read_preempt_args};
 use kube_arbiter_fuzz::{DEFAULTS, DEMO, assert_json};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|body: &[u8]| {
+    // A body read in one pass reads as the general way reads it, and one
+    // refused is refused with the general way's error.
+    assert_eq!(read_preempt_args(body), read_in_fields(body));
     let now = Timestamp::from_second(1_800_000_000).expect("a fixed valid instant");
     let Ok(result) = answer(&DEMO, &DEFAULTS, body, now) else {
         return;
