@@ -10,7 +10,10 @@
 #
 # Rows: healthz filter-500 prioritize-500 filter-all preempt. STATE and
 # BODIES: the cluster file and the bodies scripts/load-extender.sh wrote
-# (default the bundled 5,000/150,000 ones). Needs wrk.
+# (default the bundled 5,000/150,000 ones). LIVE=1: every build serves
+# the cluster in live mode instead, watching one examples/fake_apiserver.rs
+# (FAKE_API, built in release) loaded with the file, with the in-flight
+# ledger on: the deployed path. Needs wrk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/client-tls.sh
@@ -22,15 +25,27 @@ command -v wrk >/dev/null || { echo "wrk is not installed: apt-get install -y wr
 bins=("$@") pids=() ports=()
 w=$(mktemp -d)
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$w"' EXIT
+source_args=(--cluster-state "$S")
+if [ -n "${LIVE:-}" ]; then
+    ${FAKE_API:-target/release/examples/fake_apiserver} "$S" "$w/kubeconfig" >"$w/api.out" 2>"$w/api.log" &
+    pids+=("$!")
+    until grep -q '^ready$' "$w/api.out" 2>/dev/null; do
+        kill -0 "${pids[0]}" 2>/dev/null || { cat "$w/api.log" >&2; exit 1; }
+        sleep 0.5
+    done
+    source_args=(--kubeconfig "$w/kubeconfig")
+fi
+servers=()
 for i in "${!bins[@]}"; do
     port=$((30000 + RANDOM % 20000))
     RUST_LOG=warn "${bins[$i]}" serve --listen "127.0.0.1:$port" --insecure-unauthenticated-extender \
-        --cluster-state "$S" 2>"$w/server-$i.log" &
+        "${source_args[@]}" 2>"$w/server-$i.log" &
+    servers+=("$!")
     pids+=("$!") ports+=("$port")
 done
 for i in "${!bins[@]}"; do
     until curl -skf "https://127.0.0.1:${ports[$i]}/readyz" >/dev/null 2>&1; do
-        kill -0 "${pids[$i]}" 2>/dev/null || { cat "$w/server-$i.log" >&2; exit 1; }
+        kill -0 "${servers[$i]}" 2>/dev/null || { cat "$w/server-$i.log" >&2; exit 1; }
         sleep 0.2
     done
 done
@@ -48,10 +63,10 @@ for round in $(seq "$rounds"); do
         script=()
         [ -n "$body" ] && script=(-s scripts/wrk-unique.lua)
         for i in "${!bins[@]}"; do
-            before=$(ticks "${pids[$i]}")
+            before=$(ticks "${servers[$i]}")
             report=$(BODY=$body wrk -t1 -c1 -d"${seconds}s" --latency "${script[@]}" \
                 "https://127.0.0.1:${ports[$i]}$path")
-            after=$(ticks "${pids[$i]}")
+            after=$(ticks "${servers[$i]}")
             requests=$(awk '/requests in/ {print $1}' <<<"$report")
             p50=$(awk '$1 == "50%" {print $2}' <<<"$report")
             cpu=$(( (after - before) * 1000000 / hz / requests ))
