@@ -11,7 +11,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use kube_arbiter::cluster::{ClusterObjects, InFlightPod, Snapshot};
+use kube_arbiter::cluster::{CandidateNodes, ClusterObjects, InFlightPod, NodeIdx, Snapshot};
 use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::filter::PodFilters;
@@ -222,11 +222,10 @@ fn judge(
         .enumerate()
         .map(|(i, f)| InFlightPod {
             pod: Arc::clone(&s.pod("ns", &format!("f{i}")).unwrap().pod),
-            candidates: f
-                .candidates
-                .iter()
-                .map(|c| Arc::clone(&s.nodes()[*c].node))
-                .collect(),
+            candidates: CandidateNodes::new(
+                &s,
+                f.candidates.iter().map(|&c| c as NodeIdx).collect(),
+            ),
         })
         .collect();
     permissive.admit_in_flight(&s, &in_flight);

@@ -15,14 +15,14 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
-use crate::cluster::{InFlightPod, Snapshot};
+use crate::cluster::{InFlightPod, NodeIdx, Snapshot};
 use crate::config::SchedulingSettings;
 use crate::model::{Node, Pod, RecentNodes};
 use crate::parallel::map_parts;
+use crate::policy::Failure;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::prioritize;
-use crate::policy::{Failure, Verdict};
 use crate::server::{ApiError, AppState, WholeBody};
 
 use super::extender_verdicts::{record_failure, reserve_failures};
@@ -91,19 +91,15 @@ async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): Whol
         let incoming = settle(&state, &args, in_flight::Verb::Prioritize).await;
         let answer = state.snapshot().and_then(|snapshot| {
             let args = args.map_err(|e| ApiError::bad_request(undecodable(&e)))?;
-            let list = prioritize_args(&snapshot, &state.config.scheduling, args)?;
+            let (list, in_view) =
+                prioritize_args_in_view(&snapshot, &state.config.scheduling, args)?;
             if let Some(incoming) = incoming
                 && !list.is_empty()
             {
                 // kube-scheduler picks one of the nodes it asks to score:
                 // they passed every filter, so they narrow where the pod
                 // may go.
-                let mut scored = Vec::new();
-                if incoming.wants_candidates() {
-                    let nodes = list.iter().filter_map(|h| snapshot.node(&h.host));
-                    scored.extend(nodes.map(|i| Arc::clone(&i.node)));
-                }
-                incoming.record(&snapshot, scored);
+                incoming.record(&snapshot, in_view);
             }
             prioritize_answer::host_priorities_json(&list).map_err(|e| {
                 ApiError::new(
@@ -154,14 +150,14 @@ pub fn filter<'a>(
 /// The filter answer for decoded `args`, next to kube-scheduler's in-tree
 /// plugins: a node is kept when some placement of the pods `in_flight`
 /// admits it (`PodFilters::admit_in_flight`). With `feasible_out`, the
-/// view's node of every feasible candidate is put there (where the pod may
-/// now go).
+/// place in the view's node list of every feasible candidate is put there
+/// (where the pod may now go).
 pub fn filter_args<'a>(
     snapshot: Option<&Snapshot>,
     settings: &SchedulingSettings,
     args: ExtenderArgs<'a>,
     in_flight: &[InFlightPod],
-    feasible_out: Option<&mut Vec<Arc<Node>>>,
+    feasible_out: Option<&mut Vec<NodeIdx>>,
 ) -> ExtenderFilterResult<'a> {
     let error = ExtenderFilterResult::error;
     let Some(pod) = &args.pod else {
@@ -182,26 +178,26 @@ pub fn filter_args<'a>(
         Err(e) => return error(format!("pod {}: {e}", pod.metadata.key())),
     };
     filters.admit_in_flight(snapshot, in_flight);
-    let view_node = |name: &str| snapshot.node(name).map(|i| Arc::clone(&i.node));
     if let Some(names) = args.node_names {
         let (feasible, mut result) = partition_candidates(
             &names,
             |part| {
                 let idxs = snapshot.node_idxs(part);
                 let check = |idx| match idx {
-                    Some(idx) => {
-                        filters.check_with_nominated(snapshot, pod, NodeAt::in_view(snapshot, idx))
-                    }
+                    Some(idx) => filters
+                        .check_with_nominated(snapshot, pod, NodeAt::in_view(snapshot, idx))
+                        .map(|()| idx),
                     None => Err(Failure::unresolvable(UNKNOWN_NODE)),
                 };
                 idxs.into_iter().map(check).collect()
             },
-            |name| name.clone(),
+            |name, idx| (name.clone(), idx),
             |name| name.clone(),
             args.node_names_plain,
         );
+        let (feasible, idxs): (Vec<NodeName<'a>>, Vec<NodeIdx>) = feasible.into_iter().unzip();
         if let Some(out) = feasible_out {
-            out.extend(feasible.iter().filter_map(|n| view_node(n)));
+            out.extend(idxs);
         }
         result.node_names = Some(feasible);
         result.node_names_plain = args.node_names_plain;
@@ -215,7 +211,7 @@ pub fn filter_args<'a>(
                 };
                 part.iter().map(check).collect()
             },
-            |&(_, raw)| raw,
+            |&(_, raw), ()| raw,
             |(node, _)| NodeName::Owned(node.name().to_string()),
             false,
         );
@@ -225,7 +221,11 @@ pub fn filter_args<'a>(
                     || result.failed_and_unresolvable_nodes.contains_key(name)
             };
             let names = list.items.iter().map(|(node, _)| node.name());
-            out.extend(names.filter(|n| !failed(n)).filter_map(view_node));
+            out.extend(
+                names
+                    .filter(|n| !failed(n))
+                    .filter_map(|n| snapshot.node_idx(n)),
+            );
         }
         result.nodes = Some(NodeListOut::new(feasible));
         result
@@ -245,18 +245,19 @@ const SPLIT_LIKELY_BODY: usize = 64 << 10;
 const PARALLEL_CHECK_MIN: usize = 2_000;
 
 /// Every candidate checked and sorted into the answer, in request order:
-/// `check(part)` gives the verdict of each candidate of a part, `pass(c)`
-/// goes in the first list for each that passes, each that fails under
+/// `check(part)` gives the verdict of each candidate of a part (with what
+/// the check found out about one that passes), `pass(c, found)` goes in
+/// the first list for each that passes, each that fails under
 /// `name(c)` in the failed map of its code. Large lists are split over the
 /// machine's cores (the prepared filter state is shared read-only), and
 /// each part sorts its own candidates and writes their failures' JSON
 /// (`names_plain`: every name is its own JSON string), so what is left for
 /// one thread is joining the parts' lists. A list too short to split is
 /// written with the rest of the answer, in one buffer.
-fn partition_candidates<'a, T: Sync, P: Send>(
+fn partition_candidates<'a, T: Sync, X, P: Send>(
     candidates: &[T],
-    check: impl Fn(&[T]) -> Vec<Verdict> + Sync,
-    pass: impl Fn(&T) -> P + Sync,
+    check: impl Fn(&[T]) -> Vec<Result<X, Failure>> + Sync,
+    pass: impl Fn(&T, X) -> P + Sync,
     name: impl Fn(&T) -> NodeName<'a> + Sync,
     names_plain: bool,
 ) -> (Vec<P>, ExtenderFilterResult<'a>) {
@@ -268,7 +269,7 @@ fn partition_candidates<'a, T: Sync, P: Send>(
         let mut passed = Vec::with_capacity(part.len() - failures);
         for (candidate, verdict) in part.iter().zip(verdicts) {
             match verdict {
-                Ok(()) => passed.push(pass(candidate)),
+                Ok(found) => passed.push(pass(candidate, found)),
                 Err(f) => record_failure(&mut failed, name(candidate), f),
             }
         }
@@ -313,22 +314,37 @@ pub fn prioritize_args(
     settings: &SchedulingSettings,
     args: ExtenderArgs<'_>,
 ) -> Result<Vec<HostPriority>, ApiError> {
+    prioritize_args_in_view(snapshot, settings, args).map(|(list, _)| list)
+}
+
+/// [`prioritize_args`], and the places in the view's node list of the
+/// candidates it has by name (where the pod may go).
+pub fn prioritize_args_in_view(
+    snapshot: &Snapshot,
+    settings: &SchedulingSettings,
+    args: ExtenderArgs<'_>,
+) -> Result<(Vec<HostPriority>, Vec<NodeIdx>), ApiError> {
     let pod = args
         .pod
         .as_ref()
         .ok_or_else(|| ApiError::bad_request("ExtenderArgs has no Pod"))?;
     let request_nodes: Vec<Arc<Node>>;
+    let in_view: Vec<NodeIdx>;
     let (names, nodes): (Vec<NodeName<'_>>, Vec<Option<NodeAt<'_>>>) =
         if let Some(names) = args.node_names {
             let all = snapshot.nodes();
-            let nodes = snapshot
-                .node_idxs(&names)
+            let idxs = snapshot.node_idxs(&names);
+            in_view = idxs.iter().flatten().copied().collect();
+            let nodes = idxs
                 .into_iter()
                 .map(|idx| idx.map(|idx| NodeAt::indexed(&all[idx as usize].node, idx)))
                 .collect();
             (names, nodes)
         } else if let Some(list) = args.nodes {
             request_nodes = list.items.into_iter().map(|(n, _)| n).collect();
+            in_view = (request_nodes.iter())
+                .filter_map(|n| snapshot.node_idx(n.name()))
+                .collect();
             (
                 request_nodes
                     .iter()
@@ -347,14 +363,15 @@ pub fn prioritize_args(
     let known: Vec<NodeAt<'_>> = nodes.iter().flatten().copied().collect();
     let scores = score_pod(snapshot, pod, &known, settings)?;
     let mut scores = scores.into_iter();
-    Ok(names
+    let list = names
         .into_iter()
         .zip(nodes)
         .map(|(host, node)| HostPriority {
             host: host.into_owned(),
             score: node.and_then(|_| scores.next()).unwrap_or(0),
         })
-        .collect())
+        .collect();
+    Ok((list, in_view))
 }
 
 fn score_pod(
@@ -650,8 +667,11 @@ mod tests {
     #[test]
     fn the_feasible_nodes_come_out_for_the_ledger_in_both_modes() {
         let s = snapshot();
-        let names = |nodes: &[Arc<Node>]| -> Vec<String> {
-            nodes.iter().map(|n| n.name().to_string()).collect()
+        let names = |idxs: &[NodeIdx]| -> Vec<String> {
+            let nodes = s.nodes();
+            idxs.iter()
+                .map(|&i| nodes[i as usize].node.name().to_string())
+                .collect()
         };
         let n4 =
             json!({"metadata": {"name": "n4", "labels": {"topology.kubernetes.io/zone": "eu-1c"}}});
@@ -671,6 +691,33 @@ mod tests {
             let answer = filter_args(Some(&s), &settings, args, &[], Some(&mut out));
             assert!(answer.has_feasible_node(), "{body}");
             assert_eq!(names(&out), ["n3"], "{body}");
+        }
+    }
+
+    /// Where the pod may go after prioritize, for the ledger: the view's
+    /// node of each scored candidate, in both request modes; unknown nodes
+    /// left out.
+    #[test]
+    fn the_scored_nodes_come_out_for_the_ledger_in_both_modes() {
+        let s = snapshot();
+        let n4 = json!({"metadata": {"name": "n4"}});
+        let n3 = json!({"metadata": {"name": "n3"}});
+        let n1 = json!({"metadata": {"name": "n1"}});
+        let bodies = [
+            json!({"Pod": web_pod(), "NodeNames": ["n3", "ghost", "n1"]}),
+            json!({"Pod": web_pod(), "Nodes": {"items": [n3, n4, n1]}}),
+        ];
+        for body in bodies {
+            let bytes = serde_json::to_vec(&body).unwrap();
+            let settings = SchedulingSettings::default();
+            let args = read_args(&bytes, &RecentNodes::default()).unwrap();
+            let (list, in_view) = prioritize_args_in_view(&s, &settings, args).unwrap();
+            assert_eq!(list.len(), 3, "{body}");
+            let names: Vec<&str> = in_view
+                .iter()
+                .map(|&i| s.nodes()[i as usize].node.name())
+                .collect();
+            assert_eq!(names, ["n3", "n1"], "{body}");
         }
     }
 

@@ -3,15 +3,15 @@
 //! `Unschedulable` nodes are preemption candidates). The answer's shape is
 //! `wire::extender`'s; this is the one place that knows both.
 
-use crate::policy::{Code, Failure, Verdict};
+use crate::policy::{Code, Failure};
 use crate::wire::extender::{ExtenderFilterResult, NodeName};
 
 /// Room for every failure among `verdicts` in its map: thousands of
 /// failed nodes grew the lists (and copied them) a dozen times. The number
-/// of failures.
-pub(super) fn reserve_failures<'v>(
+/// of failures. A verdict that passes may carry what its check found.
+pub(super) fn reserve_failures<'v, X: 'v>(
     result: &mut ExtenderFilterResult<'_>,
-    verdicts: impl Iterator<Item = &'v Verdict>,
+    verdicts: impl Iterator<Item = &'v Result<X, Failure>>,
 ) -> usize {
     let (mut unschedulable, mut unresolvable) = (0, 0);
     for failure in verdicts.filter_map(|v| v.as_ref().err()) {

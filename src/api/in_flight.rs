@@ -11,9 +11,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::cluster::{InFlight, InFlightPod, Settled, Snapshot};
+use crate::cluster::{CandidateNodes, InFlight, InFlightPod, NodeIdx, Settled, Snapshot};
 use crate::config::Role;
-use crate::model::{Node, Pod};
+use crate::model::Pod;
 use crate::policy::pod_relation::PodRelation;
 use crate::server::AppState;
 
@@ -41,9 +41,12 @@ impl Incoming {
     }
 
     /// The answer had a feasible node: the pod is in flight until bound,
-    /// on one of `candidates` (the nodes just answered for it).
-    pub fn record(self, snapshot: &Snapshot, candidates: Vec<Arc<Node>>) {
-        let candidates = self.wants_candidates().then(|| candidates.into());
+    /// on one of `candidates` (the places in `snapshot`'s node list of the
+    /// nodes just answered for it).
+    pub fn record(self, snapshot: &Snapshot, candidates: Vec<NodeIdx>) {
+        let candidates = self
+            .wants_candidates()
+            .then(|| CandidateNodes::new(snapshot, candidates));
         self.ledger.record(self.pod, snapshot, candidates);
     }
 }

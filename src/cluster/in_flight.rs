@@ -31,7 +31,11 @@ use jiff::Timestamp;
 use tokio::sync::Notify;
 
 use super::{ClusterView, Snapshot};
-use crate::model::{Node, Pod};
+use crate::model::Pod;
+
+mod candidate_nodes;
+
+pub use candidate_nodes::CandidateNodes;
 
 type Map<K, V> = foldhash::HashMap<K, V>;
 
@@ -43,14 +47,14 @@ type Map<K, V> = foldhash::HashMap<K, V>;
 #[derive(Debug, Clone)]
 pub struct InFlightPod {
     pub pod: Arc<Pod>,
-    pub candidates: Arc<[Arc<Node>]>,
+    pub candidates: CandidateNodes,
 }
 
 #[derive(Debug)]
 struct Entry {
     pod: Arc<Pod>,
     /// Where it may be; `None` when recorded for waiting only.
-    candidates: Option<Arc<[Arc<Node>]>>,
+    candidates: Option<CandidateNodes>,
     since: Instant,
     /// The view has shown the pod (unbound): its absence now means deleted.
     seen: bool,
@@ -124,7 +128,7 @@ impl InFlight {
 
     /// `pod` was just answered with a feasible node: in flight from now
     /// (again, if it was already), on one of `candidates` when known.
-    pub fn record(&self, pod: Arc<Pod>, snapshot: &Snapshot, candidates: Option<Arc<[Arc<Node>]>>) {
+    pub fn record(&self, pod: Arc<Pod>, snapshot: &Snapshot, candidates: Option<CandidateNodes>) {
         if !self.is_enabled() || !pod.spec.node_name.is_empty() {
             return;
         }
@@ -486,14 +490,15 @@ mod tests {
     fn placements_are_the_other_pods_recorded_with_their_nodes() {
         let s = view_of(vec![pod("a", ""), pod("b", ""), pod("c", "")]);
         let ledger = InFlight::new(WAIT, AGE);
-        let n1: Arc<[Arc<Node>]> = vec![s.nodes()[0].node.clone()].into();
+        let n1 = CandidateNodes::new(&s, vec![0]);
         ledger.record(Arc::new(pod("a", "")), &s, Some(n1.clone()));
         ledger.record(Arc::new(pod("b", "")), &s, Some(n1));
         ledger.record(Arc::new(pod("c", "")), &s, None);
         let got = ledger.placements(&s, &pod("b", ""));
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].pod.metadata.name, "a");
-        assert_eq!(got[0].candidates[0].name(), "n1");
+        let names: Vec<&str> = got[0].candidates.iter().map(|n| n.name()).collect();
+        assert_eq!(names, ["n1"]);
         let bound = view_of(vec![pod("a", "n1"), pod("b", ""), pod("c", "")]);
         assert!(ledger.placements(&bound, &pod("b", "")).is_empty());
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::cluster::{ClusterObjects, InFlightPod};
+use crate::cluster::{CandidateNodes, ClusterObjects, InFlightPod};
 use crate::policy::topology_spread::tests::{existing, hard, incoming};
 use crate::testing::make_node;
 
@@ -28,10 +28,7 @@ fn in_flight(s: &Snapshot, name: &str, labels: Value, candidates: &[&str]) -> In
     }
     InFlightPod {
         pod: Arc::new(pod),
-        candidates: candidates
-            .iter()
-            .map(|n| Arc::clone(&s.node(n).unwrap().node))
-            .collect(),
+        candidates: CandidateNodes::named(s, candidates.iter().copied()),
     }
 }
 

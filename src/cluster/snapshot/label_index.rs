@@ -54,7 +54,7 @@ impl LabelIndex {
             }));
         let mut equalities = equalities.peekable();
         if equalities.peek().is_none() || pods.len() < MIN_INDEXED {
-            return Candidates::All(pods.iter());
+            return Candidates::All { pods, next: 0 };
         }
         // The shortest posting list.
         let mut best: Option<Arc<[u32]>> = None;
@@ -220,7 +220,10 @@ const MIN_INDEXED: usize = 64;
 
 /// Iterator over the candidate pods of [`LabelIndex::candidates`].
 pub enum Candidates<'a> {
-    All(std::slice::Iter<'a, PodRef>),
+    All {
+        pods: &'a [PodRef],
+        next: usize,
+    },
     Listed {
         pods: &'a [PodRef],
         positions: Arc<[u32]>,
@@ -237,23 +240,35 @@ impl Candidates<'_> {
     }
 }
 
-impl<'a> Iterator for Candidates<'a> {
-    type Item = &'a PodRef;
-
-    fn next(&mut self) -> Option<&'a PodRef> {
+impl<'a> Candidates<'a> {
+    /// The next candidate and its place in the namespace's list.
+    pub fn next_placed(&mut self) -> Option<(u32, &'a PodRef)> {
         match self {
-            Candidates::All(it) => it.next(),
+            Candidates::All { pods, next } => {
+                let at = *next;
+                let r = pods.get(at)?;
+                *next += 1;
+                Some((at as u32, r))
+            }
             Candidates::Listed {
                 pods,
                 positions,
                 next,
                 ..
             } => {
-                let i = *positions.get(*next)?;
+                let at = *positions.get(*next)?;
                 *next += 1;
-                pods.get(i as usize)
+                Some((at, pods.get(at as usize)?))
             }
         }
+    }
+}
+
+impl<'a> Iterator for Candidates<'a> {
+    type Item = &'a PodRef;
+
+    fn next(&mut self) -> Option<&'a PodRef> {
+        self.next_placed().map(|(_, r)| r)
     }
 }
 

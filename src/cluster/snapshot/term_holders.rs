@@ -32,6 +32,12 @@ impl HolderGroup {
     pub fn pods(&self) -> &[PodRef] {
         &self.pods
     }
+
+    /// [`Self::pods`] as the shared list, for naming its pods by place
+    /// ([`super::ListedPod`]).
+    pub fn pod_list(&self) -> &Arc<[PodRef]> {
+        &self.pods
+    }
 }
 
 #[derive(Debug, Clone, Default)]

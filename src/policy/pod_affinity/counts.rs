@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use crate::cluster::TopologyIndex;
+use crate::cluster::{ListedPod, PodRef, TopologyIndex};
 use crate::model::{Node, Pod};
 use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt};
 
@@ -22,17 +22,26 @@ pub struct Witness {
     pub term: usize,
 }
 
+/// A [`Witness`] counted at preparation: the pod by its place in one of
+/// the [`DomainCounts`]' lists, so counting it takes no reference count.
+#[derive(Debug, Clone, Copy)]
+struct Listed {
+    list: u32,
+    at: u32,
+    term: u32,
+}
+
 #[derive(Debug, Clone, Default)]
 struct DomainEntry {
     count: i64,
     /// The pods counted here, in order. The first is kept inline: most
     /// hostname domains hold one pod, and a list each cost an allocation.
-    first_witness: Option<Witness>,
-    more_witnesses: Vec<Witness>,
+    first_witness: Option<Listed>,
+    more_witnesses: Vec<Listed>,
 }
 
 impl DomainEntry {
-    fn witness(&mut self, w: Witness) {
+    fn witness(&mut self, w: Listed) {
         if self.first_witness.is_none() {
             self.first_witness = Some(w);
         } else {
@@ -40,7 +49,7 @@ impl DomainEntry {
         }
     }
 
-    fn witnesses(&self) -> impl Iterator<Item = &Witness> {
+    fn witnesses(&self) -> impl Iterator<Item = &Listed> {
         self.first_witness.iter().chain(&self.more_witnesses)
     }
 }
@@ -56,6 +65,8 @@ struct KeyCounts {
 pub struct DomainCounts {
     topology: Arc<TopologyIndex>,
     by_key: Vec<KeyCounts>,
+    /// The lists the witnesses' pods are in ([`Listed::list`]).
+    lists: Vec<Arc<[PodRef]>>,
 }
 
 impl DomainCounts {
@@ -63,6 +74,7 @@ impl DomainCounts {
         Self {
             topology: Arc::clone(topology),
             by_key: Vec::new(),
+            lists: Vec::new(),
         }
     }
 
@@ -70,9 +82,8 @@ impl DomainCounts {
         self.by_key.iter().find(|k| k.lookup.key == key)
     }
 
-    /// +`n` on the node's domain for `key`; a node without the key adds
-    /// nothing. `witness` is kept when the caller wants names in reasons.
-    pub fn add(&mut self, at: NodeAt<'_>, key: &str, n: i64, witness: Option<Witness>) {
+    /// The table of `key`, made when first asked for.
+    fn table(&mut self, key: &str) -> &mut KeyCounts {
         let i = match self.by_key.iter().position(|k| k.lookup.key == key) {
             Some(i) => i,
             None => {
@@ -82,13 +93,48 @@ impl DomainCounts {
                 self.by_key.len() - 1
             }
         };
-        let k = &mut self.by_key[i];
+        &mut self.by_key[i]
+    }
+
+    /// +`n` on the node's domain for `key`; a node without the key adds
+    /// nothing.
+    pub fn add(&mut self, at: NodeAt<'_>, key: &str, n: i64) {
+        let k = self.table(key);
         if let Some(entry) = k.domains.entry(k.lookup.of(at), DomainEntry::default) {
             entry.count += n;
-            if let Some(w) = witness {
-                entry.witness(w);
-            }
         }
+    }
+
+    /// +1 on the node's domain for `key`, naming `pod` and the `term` it
+    /// matched for reasons; a node without the key adds nothing.
+    pub fn add_witnessed(&mut self, at: NodeAt<'_>, key: &str, pod: ListedPod<'_>, term: usize) {
+        // Pods come list by list: only a new list is kept (one reference
+        // count per list, not per pod).
+        let list = match self.lists.last() {
+            Some(last) if Arc::ptr_eq(last, pod.list) => self.lists.len() - 1,
+            _ => {
+                self.lists.push(Arc::clone(pod.list));
+                self.lists.len() - 1
+            }
+        };
+        let witness = Listed {
+            list: list as u32,
+            at: pod.at,
+            term: term as u32,
+        };
+        let k = self.table(key);
+        if let Some(entry) = k.domains.entry(k.lookup.of(at), DomainEntry::default) {
+            entry.count += 1;
+            entry.witness(witness);
+        }
+    }
+
+    /// The pod and term a witness names.
+    fn named(&self, w: &Listed) -> (&Pod, usize) {
+        (
+            &self.lists[w.list as usize][w.at as usize].pod,
+            w.term as usize,
+        )
     }
 
     /// The count on the node's domain for `key`; 0 when it lacks the key.
@@ -235,25 +281,26 @@ impl LiveCounts {
             .chain(self.changes.iter().map(|c| c.key.as_str()))
     }
 
-    /// A pod still counted on the node's domain for `key`: a prepared one
-    /// not removed since, else one added since.
-    pub fn witness(&self, key: &str, at: NodeAt<'_>) -> Option<&Witness> {
+    /// A pod still counted on the node's domain for `key`, and the term it
+    /// matched: a prepared one not removed since, else one added since.
+    pub fn witness(&self, key: &str, at: NodeAt<'_>) -> Option<(&Pod, usize)> {
         let value = at.node().label(key);
         let here = |c: &&Change| c.key == key && Some(c.value.as_str()) == value;
-        let removed = |w: &Witness| {
+        let removed = |pod: &Pod| {
             self.changes
                 .iter()
                 .filter(here)
-                .any(|c| c.delta < 0 && same_pod(&c.witness.pod, &w.pod))
+                .any(|c| c.delta < 0 && same_pod(&c.witness.pod, pod))
         };
         let base = self.base.entry(key, at);
-        let mut base = base.into_iter().flat_map(DomainEntry::witnesses);
-        base.find(|w| !removed(w)).or_else(|| {
+        let mut base =
+            (base.into_iter().flat_map(DomainEntry::witnesses)).map(|w| self.base.named(w));
+        base.find(|&(pod, _)| !removed(pod)).or_else(|| {
             self.changes
                 .iter()
                 .filter(here)
                 .find(|c| c.delta > 0)
-                .map(|c| &c.witness)
+                .map(|c| (&*c.witness.pod, c.witness.term))
         })
     }
 }

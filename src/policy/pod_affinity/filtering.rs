@@ -132,9 +132,9 @@ fn affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
     };
     let (scope, selector) = (&narrowest.namespaces, narrowest.selector.as_ref());
     for_each_bound_pod(snapshot, scope, selector, |at, pod| {
-        if matches_all(terms, pod) {
+        if matches_all(terms, &pod.pod_ref().pod) {
             for t in terms {
-                counts.add(at, &t.topology_key, 1, None);
+                counts.add(at, &t.topology_key, 1);
             }
         }
     });
@@ -145,11 +145,7 @@ fn anti_affinity_counts(snapshot: &Snapshot, terms: &[Term]) -> DomainCounts {
     let mut counts = DomainCounts::new(snapshot.topology());
     for (i, t) in terms.iter().enumerate() {
         for_each_bound_pod(snapshot, &t.namespaces, t.selector.as_ref(), |at, pod| {
-            let witness = Witness {
-                pod: pod.clone(),
-                term: i,
-            };
-            counts.add(at, &t.topology_key, 1, Some(witness));
+            counts.add_witnessed(at, &t.topology_key, pod, i);
         });
     }
     counts
@@ -181,11 +177,7 @@ fn existing_anti_affinity_counts(
     let judge =
         |existing| existing_terms_selecting(existing, incoming, incoming_ns_labels).collect();
     for_each_judged_holder(snapshot, groups, judge, |at, pod, &(term, t)| {
-        let witness = Witness {
-            pod: pod.clone(),
-            term,
-        };
-        counts.add(at, &t.topology_key, 1, Some(witness));
+        counts.add_witnessed(at, &t.topology_key, pod, term);
     });
     counts
 }
@@ -293,7 +285,7 @@ impl AffinityFilter {
             for node in f.candidates.iter() {
                 let at = NodeAt::resolve(snapshot, node);
                 for t in terms {
-                    counts.add(at, &t.topology_key, 1, None);
+                    counts.add(at, &t.topology_key, 1);
                 }
                 any = true;
             }
@@ -322,9 +314,9 @@ impl AffinityFilter {
             if self.anti_affinity.count(key, at) > 0 {
                 let domain = self.anti_affinity.domain(key, at);
                 let reason = self.reasons.get_or(self.anti_affinity_slot(i), domain, || {
-                    let culprit = self.anti_affinity.witness(key, at).map(|w| {
-                        let selector = &terms[w.term];
-                        (&w.pod.metadata, selector as &dyn fmt::Display)
+                    let culprit = self.anti_affinity.witness(key, at).map(|(pod, term)| {
+                        let selector = &terms[term];
+                        (&pod.metadata, selector as &dyn fmt::Display)
                     });
                     domain_reason(REASON_ANTI_AFFINITY, culprit, key, at.node())
                 });
@@ -342,15 +334,15 @@ impl AffinityFilter {
             if existing.count(key, at) > 0 {
                 let domain = existing.domain(key, at);
                 let reason = self.reasons.get_or(self.existing_slot(i), domain, || {
-                    let culprit = existing.witness(key, at).map(|w| {
-                        let selector = required_anti_terms(&w.pod)
-                            .get(w.term)
+                    let culprit = existing.witness(key, at).map(|(pod, term)| {
+                        let selector = required_anti_terms(pod)
+                            .get(term)
                             .and_then(|t| t.label_selector.as_ref());
                         let selector: &dyn fmt::Display = match selector {
                             Some(s) => s,
                             None => &"<none>",
                         };
-                        (&w.pod.metadata, selector)
+                        (&pod.metadata, selector)
                     });
                     domain_reason(REASON_EXISTING_ANTI_AFFINITY, culprit, key, at.node())
                 });

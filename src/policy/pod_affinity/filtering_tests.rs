@@ -1131,3 +1131,62 @@ fn unbound_pods_and_pods_on_unknown_nodes_do_not_count() {
         Pass
     );
 }
+
+/// Reasons name the pod counted on the node's own domain, found by its
+/// place in its namespace's list: through the label index (a namespace of
+/// more than 64 pods), across two namespaces, and past a pod removed since.
+#[test]
+fn reasons_name_the_right_pod_among_many() {
+    let nodes: Vec<Node> = (0..11)
+        .map(|i| {
+            let name = format!("n{i}");
+            make_node(&name).labels(&[(HOSTNAME, &name)]).obj()
+        })
+        .collect();
+    let mut pods: Vec<Pod> = (0..100)
+        .map(|i| {
+            let (name, app, node) = match i % 10 {
+                3 => (format!("web-{}", i / 10), "web", i / 10),
+                _ => (format!("filler-{i}"), "filler", i % 10),
+            };
+            make_pod("shop", &name)
+                .labels(&[("app", app)])
+                .node(&format!("n{node}"))
+                .obj()
+        })
+        .collect();
+    let web_extra = make_pod("shop", "web-extra")
+        .labels(&[("app", "web")])
+        .node("n0")
+        .obj();
+    pods.push(web_extra);
+    pods.push(
+        make_pod("other", "web-o")
+            .labels(&[("app", "web")])
+            .node("n10")
+            .obj(),
+    );
+    let s = snapshot_with_namespaces(nodes.clone(), pods.clone(), vec![]);
+    let incoming = make_pod("shop", "new")
+        .required_anti_affinity(serde_json::json!({
+            "labelSelector": {"matchLabels": {"app": "web"}},
+            "topologyKey": HOSTNAME,
+            "namespaces": ["shop", "other"],
+        }))
+        .obj();
+    let filter = prepare_filter(&s, &incoming).unwrap().unwrap();
+    let named = |f: &AffinityFilter, node: &Node| -> String {
+        let reason = f.filter(node).unwrap_err().reason;
+        let at = reason.find(": pod ").expect("names a pod") + ": pod ".len();
+        reason[at..].split(' ').next().unwrap().to_string()
+    };
+    for (k, node) in nodes.iter().enumerate().take(10).skip(1) {
+        assert_eq!(named(&filter, node), format!("shop/web-{k}"));
+    }
+    assert_eq!(named(&filter, &nodes[10]), "other/web-o");
+    assert_eq!(named(&filter, &nodes[0]), "shop/web-0");
+    let web_0 = pods.iter().find(|p| p.metadata.name == "web-0").unwrap();
+    let mut without = filter.clone();
+    without.remove_pod(web_0, &nodes[0]);
+    assert_eq!(named(&without, &nodes[0]), "shop/web-extra");
+}

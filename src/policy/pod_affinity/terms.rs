@@ -21,9 +21,7 @@
 use std::cell::OnceCell;
 use std::fmt;
 
-use std::sync::Arc;
-
-use crate::cluster::{HolderGroup, Snapshot};
+use crate::cluster::{HolderGroup, ListedPod, Snapshot};
 use crate::model::pod::{PodAffinity, PodAffinityTerm, WeightedPodAffinityTerm};
 use crate::model::selector::SelectorOperator;
 use crate::model::{LabelSelector, Labels, Pod};
@@ -187,27 +185,31 @@ impl Term {
 
 /// For each group of pods holding terms (`groups`, whose members judge
 /// alike): `judge` reads the group's first pod once, and `f` is called with
-/// every member's node and pod and each finding, in order; a group judged
-/// to have none is not walked.
+/// every member's node and pod (by its place in the group) and each
+/// finding, in order; a group judged to have none is not walked.
 pub fn for_each_judged_holder<'a, T>(
     snapshot: &'a Snapshot,
     groups: impl Iterator<Item = &'a HolderGroup>,
     judge: impl Fn(&'a Pod) -> Vec<T>,
-    mut f: impl FnMut(NodeAt<'a>, &'a Arc<Pod>, &T),
+    mut f: impl FnMut(NodeAt<'a>, ListedPod<'a>, &T),
 ) {
     let nodes = snapshot.nodes();
     for group in groups {
-        let pods = group.pods();
-        let Some(first) = pods.first() else { continue };
+        let list = group.pod_list();
+        let Some(first) = list.first() else { continue };
         let findings = judge(&first.pod);
         if findings.is_empty() {
             continue;
         }
-        for r in pods {
+        for (at, r) in list.iter().enumerate() {
             let Some(i) = r.node else { continue };
-            let at = NodeAt::indexed(&nodes[i as usize].node, i);
+            let node = NodeAt::indexed(&nodes[i as usize].node, i);
+            let pod = ListedPod {
+                list,
+                at: at as u32,
+            };
             for finding in &findings {
-                f(at, &r.pod, finding);
+                f(node, pod, finding);
             }
         }
     }
@@ -215,19 +217,20 @@ pub fn for_each_judged_holder<'a, T>(
 
 /// Call `f` for every pod bound to a node of the view in `namespaces` that
 /// `selector` selects (so the term with these namespaces and selector
-/// matches it); a missing selector selects nothing.
+/// matches it), with the pod by its place in its namespace's list; a
+/// missing selector selects nothing.
 pub fn for_each_bound_pod<'a>(
     snapshot: &'a Snapshot,
     namespaces: &Namespaces,
     selector: Option<&LabelSelector>,
-    mut f: impl FnMut(NodeAt<'a>, &'a Arc<Pod>),
+    mut f: impl FnMut(NodeAt<'a>, ListedPod<'a>),
 ) {
     let Some(selector) = selector else { return };
     let nodes = snapshot.nodes();
     let mut visit = |ns: &str| {
-        for r in snapshot.pods_selected(ns, selector) {
-            if let Some(i) = r.node {
-                f(NodeAt::indexed(&nodes[i as usize].node, i), &r.pod);
+        for pod in snapshot.pods_selected_listed(ns, selector) {
+            if let Some(i) = pod.pod_ref().node {
+                f(NodeAt::indexed(&nodes[i as usize].node, i), pod);
             }
         }
     };
