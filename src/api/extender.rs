@@ -332,12 +332,12 @@ pub fn prioritize_args_in_view(
     let in_view: Vec<NodeIdx>;
     let (names, nodes): (Vec<NodeName<'_>>, Vec<Option<NodeAt<'_>>>) =
         if let Some(names) = args.node_names {
-            let all = snapshot.nodes();
             let idxs = snapshot.node_idxs(&names);
             in_view = idxs.iter().flatten().copied().collect();
+            // Node objects are read only by the rules that need them.
             let nodes = idxs
                 .into_iter()
-                .map(|idx| idx.map(|idx| NodeAt::indexed(&all[idx as usize].node, idx)))
+                .map(|idx| idx.map(|idx| NodeAt::in_view(snapshot, idx)))
                 .collect();
             (names, nodes)
         } else if let Some(list) = args.nodes {

@@ -207,6 +207,9 @@ enum Known<T> {
 
 const NO_ENTRY: u32 = u32::MAX;
 
+/// Room made for a sparse table's entries on its first one.
+const SPARSE_FIRST_RESERVE: usize = 64;
+
 impl<T> DomainTable<T> {
     pub fn new(lookup: &KeyLookup) -> Self {
         Self {
@@ -268,8 +271,14 @@ impl<T> DomainTable<T> {
             Domain::Known(id) => match &mut self.known {
                 Known::Dense(slots) => Some(slots.get_mut(id as usize)?.get_or_insert_with(init)),
                 Known::Sparse { slots, entries } => {
+                    let known = slots.len();
                     let slot = slots.get_mut(id as usize)?;
                     if *slot == NO_ENTRY {
+                        if entries.is_empty() {
+                            // Hundreds of hostname domains grew the list
+                            // from 4 by doubling, copying it each time.
+                            entries.reserve(known.min(SPARSE_FIRST_RESERVE));
+                        }
                         *slot = entries.len() as u32;
                         entries.push(init());
                     }

@@ -284,7 +284,10 @@ impl LiveCounts {
     /// A pod still counted on the node's domain for `key`, and the term it
     /// matched: a prepared one not removed since, else one added since.
     pub fn witness(&self, key: &str, at: NodeAt<'_>) -> Option<(&Pod, usize)> {
-        let value = at.node().label(key);
+        // The node's label is read only when there are changes to match.
+        let value = (!self.changes.is_empty())
+            .then(|| at.node().label(key))
+            .flatten();
         let here = |c: &&Change| c.key == key && Some(c.value.as_str()) == value;
         let removed = |pod: &Pod| {
             self.changes

@@ -193,7 +193,6 @@ pub fn for_each_judged_holder<'a, T>(
     judge: impl Fn(&'a Pod) -> Vec<T>,
     mut f: impl FnMut(NodeAt<'a>, ListedPod<'a>, &T),
 ) {
-    let nodes = snapshot.nodes();
     for group in groups {
         let list = group.pod_list();
         let Some(first) = list.first() else { continue };
@@ -203,7 +202,7 @@ pub fn for_each_judged_holder<'a, T>(
         }
         for (at, r) in list.iter().enumerate() {
             let Some(i) = r.node else { continue };
-            let node = NodeAt::indexed(&nodes[i as usize].node, i);
+            let node = NodeAt::in_view(snapshot, i);
             let pod = ListedPod {
                 list,
                 at: at as u32,
@@ -226,11 +225,12 @@ pub fn for_each_bound_pod<'a>(
     mut f: impl FnMut(NodeAt<'a>, ListedPod<'a>),
 ) {
     let Some(selector) = selector else { return };
-    let nodes = snapshot.nodes();
+    // The node object is read only if a rule asks for it: counting goes by
+    // the node's index, and reading it was a cache miss per pod.
     let mut visit = |ns: &str| {
         for pod in snapshot.pods_selected_listed(ns, selector) {
             if let Some(i) = pod.pod_ref().node {
-                f(NodeAt::indexed(&nodes[i as usize].node, i), pod);
+                f(NodeAt::in_view(snapshot, i), pod);
             }
         }
     };

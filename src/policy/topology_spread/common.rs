@@ -359,13 +359,12 @@ fn count_every_node(
             }
         }
     }
-    let nodes = snapshot.nodes();
     let namespace = &pod.metadata.namespace;
     for (c, constraint) in constraints.iter().enumerate() {
         for r in constraint.selected(snapshot, namespace) {
             let Some(idx) = r.node else { continue };
-            let at = NodeAt::indexed(&nodes[idx as usize].node, idx);
-            let domain = keys[c].of(at);
+            // By index: the node object is not read.
+            let domain = keys[c].of(NodeAt::in_view(snapshot, idx));
             if let Some(n) = counts[c].get_mut(domain)
                 && Constraint::counts_selected(&r.pod)
             {
