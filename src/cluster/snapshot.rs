@@ -380,9 +380,8 @@ impl Snapshot {
         namespace: &str,
         selector: &'s LabelSelector,
     ) -> impl Iterator<Item = &'a PodRef> + use<'a, 's> {
-        let candidates = self.pods_maybe_selected(namespace, selector);
-        let exact = candidates.all_selected();
-        candidates.filter(move |r| exact || selector.matches(&r.pod.metadata.labels))
+        self.pods_selected_listed(namespace, selector)
+            .map(|p| p.pod_ref())
     }
 
     /// [`Self::pods_selected`], each pod with its place in the namespace's

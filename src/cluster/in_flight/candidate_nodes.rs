@@ -34,6 +34,7 @@ impl CandidateNodes {
 
     /// The view's nodes named `names` in `snapshot`, in that order; names
     /// it does not list are left out.
+    #[cfg(test)]
     pub fn named<'n>(snapshot: &Snapshot, names: impl IntoIterator<Item = &'n str>) -> Self {
         let idxs = names.into_iter().filter_map(|n| snapshot.node_idx(n));
         Self::new(snapshot, idxs.collect())
@@ -41,13 +42,5 @@ impl CandidateNodes {
 
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Node>> {
         self.idxs.iter().map(|&i| &self.nodes[i as usize].node)
-    }
-
-    pub fn len(&self) -> usize {
-        self.idxs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.idxs.is_empty()
     }
 }
