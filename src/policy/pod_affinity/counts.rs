@@ -257,6 +257,16 @@ impl LiveCounts {
         }
     }
 
+    /// The label value `domain` (of [`Self::domain`] for `key`) stands for,
+    /// without reading the node's labels.
+    pub fn value<'a>(&'a self, key: &str, domain: Domain<'a>) -> &'a str {
+        match (self.base.key(key), domain) {
+            (Some(k), domain) => k.lookup.value(domain),
+            (None, Domain::Unknown(v)) => v,
+            (None, _) => "",
+        }
+    }
+
     /// Upstream `len(map) == 0`: no domain holds a non-zero count.
     pub fn is_empty(&self) -> bool {
         let mut nonzero = self.base_nonzero;

@@ -184,14 +184,15 @@ fn existing_anti_affinity_counts(
 
 /// `<reason>: pod <ns>/<name> (<selector>) in <key>=<value>`, the culprit
 /// part only when one is known. Written into one buffer: a hostname term
-/// fails each node with its own text.
+/// fails each node with its own text. The value comes from the domain, not
+/// the node's labels: reading those was a cache miss or more per failing
+/// node of a served filter.
 fn domain_reason(
     reason: &str,
     culprit: Option<(&ObjectMeta, &dyn fmt::Display)>,
     key: &str,
-    node: &Node,
+    value: &str,
 ) -> String {
-    let value = node.label(key).unwrap_or_default();
     let mut text = String::with_capacity(reason.len() + key.len() + value.len() + 96);
     text.push_str(reason);
     text.push_str(": ");
@@ -318,7 +319,12 @@ impl AffinityFilter {
                         let selector = &terms[term];
                         (&pod.metadata, selector as &dyn fmt::Display)
                     });
-                    domain_reason(REASON_ANTI_AFFINITY, culprit, key, at.node())
+                    domain_reason(
+                        REASON_ANTI_AFFINITY,
+                        culprit,
+                        key,
+                        self.anti_affinity.value(key, domain),
+                    )
                 });
                 return Err(Failure::unschedulable(reason));
             }
@@ -344,7 +350,12 @@ impl AffinityFilter {
                         };
                         (&pod.metadata, selector)
                     });
-                    domain_reason(REASON_EXISTING_ANTI_AFFINITY, culprit, key, at.node())
+                    domain_reason(
+                        REASON_EXISTING_ANTI_AFFINITY,
+                        culprit,
+                        key,
+                        existing.value(key, domain),
+                    )
                 });
                 return Err(Failure::unschedulable(reason));
             }
