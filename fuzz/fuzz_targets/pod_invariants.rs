@@ -640,7 +640,7 @@ fn check_prioritize(body: &[u8], candidates: &[&str], config: &Config) {
     else {
         return;
     };
-    let hosts: Vec<&str> = scores.iter().map(|h| h.host.as_str()).collect();
+    let hosts: Vec<&str> = scores.iter().map(|h| &*h.host).collect();
     assert_eq!(
         hosts, candidates,
         "one score per candidate, in request order"

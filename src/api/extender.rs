@@ -298,39 +298,39 @@ fn partition_candidates<'a, T: Sync, X, P: Send>(
 
 /// The prioritize answer: a score 0..10 for every candidate, in request
 /// order. Candidates unknown to the view (NodeNames mode) score 0.
-pub fn prioritize_body(
+pub fn prioritize_body<'a>(
     snapshot: &Snapshot,
     settings: &SchedulingSettings,
-    body: &[u8],
+    body: &'a [u8],
     recent: &RecentNodes,
-) -> Result<Vec<HostPriority>, ApiError> {
+) -> Result<Vec<HostPriority<'a>>, ApiError> {
     let args = read_args(body, recent).map_err(|e| ApiError::bad_request(undecodable(&e)))?;
     prioritize_args(snapshot, settings, args)
 }
 
 /// [`prioritize_body`] for decoded `args`.
-pub fn prioritize_args(
+pub fn prioritize_args<'a>(
     snapshot: &Snapshot,
     settings: &SchedulingSettings,
-    args: ExtenderArgs<'_>,
-) -> Result<Vec<HostPriority>, ApiError> {
+    args: ExtenderArgs<'a>,
+) -> Result<Vec<HostPriority<'a>>, ApiError> {
     prioritize_args_in_view(snapshot, settings, args).map(|(list, _)| list)
 }
 
 /// [`prioritize_args`], and the places in the view's node list of the
 /// candidates it has by name (where the pod may go).
-pub fn prioritize_args_in_view(
+pub fn prioritize_args_in_view<'a>(
     snapshot: &Snapshot,
     settings: &SchedulingSettings,
-    args: ExtenderArgs<'_>,
-) -> Result<(Vec<HostPriority>, Vec<NodeIdx>), ApiError> {
+    args: ExtenderArgs<'a>,
+) -> Result<(Vec<HostPriority<'a>>, Vec<NodeIdx>), ApiError> {
     let pod = args
         .pod
         .as_ref()
         .ok_or_else(|| ApiError::bad_request("ExtenderArgs has no Pod"))?;
     let request_nodes: Vec<Arc<Node>>;
     let in_view: Vec<NodeIdx>;
-    let (names, nodes): (Vec<NodeName<'_>>, Vec<Option<NodeAt<'_>>>) =
+    let (names, nodes): (Vec<NodeName<'a>>, Vec<Option<NodeAt<'_>>>) =
         if let Some(names) = args.node_names {
             let idxs = snapshot.node_idxs(&names);
             in_view = idxs.iter().flatten().copied().collect();
@@ -346,9 +346,10 @@ pub fn prioritize_args_in_view(
                 .filter_map(|n| snapshot.node_idx(n.name()))
                 .collect();
             (
+                // The items die with this call: their names are copied.
                 request_nodes
                     .iter()
-                    .map(|n| NodeName::Borrowed(n.name()))
+                    .map(|n| NodeName::Owned(n.name().to_string()))
                     .collect(),
                 request_nodes
                     .iter()
@@ -367,7 +368,7 @@ pub fn prioritize_args_in_view(
         .into_iter()
         .zip(nodes)
         .map(|(host, node)| HostPriority {
-            host: host.into_owned(),
+            host,
             score: node.and_then(|_| scores.next()).unwrap_or(0),
         })
         .collect();
@@ -735,7 +736,7 @@ mod tests {
             &RecentNodes::default(),
         )
         .unwrap();
-        let hosts: Vec<_> = got.iter().map(|h| (h.host.as_str(), h.score)).collect();
+        let hosts: Vec<_> = got.iter().map(|h| (&*h.host, h.score)).collect();
         assert_eq!(hosts, [("n3", 10), ("n1", 0), ("ghost", 0)]);
     }
 

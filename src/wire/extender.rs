@@ -388,11 +388,13 @@ impl<'a> NodeListOut<'a> {
     }
 }
 
-/// One entry of a `HostPriorityList`.
+/// One entry of a `HostPriorityList`. The host is the request's own text
+/// where it can be (NodeNames): a copy per node was an allocation and a
+/// free per candidate of every prioritize.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostPriority {
+pub struct HostPriority<'a> {
     #[serde(rename = "Host")]
-    pub host: String,
+    pub host: NodeName<'a>,
     #[serde(rename = "Score")]
     pub score: i64,
 }

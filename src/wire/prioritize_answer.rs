@@ -41,7 +41,7 @@ mod tests {
         ) {
             let list: Vec<HostPriority> = entries
                 .into_iter()
-                .map(|(host, score)| HostPriority { host, score })
+                .map(|(host, score)| HostPriority { host: host.into(), score })
                 .collect();
             prop_assert_eq!(host_priorities_json(&list).unwrap(), serde_json::to_vec(&list).unwrap());
         }
