@@ -738,6 +738,11 @@ mod tests {
         .unwrap();
         let hosts: Vec<_> = got.iter().map(|h| (&*h.host, h.score)).collect();
         assert_eq!(hosts, [("n3", 10), ("n1", 0), ("ghost", 0)]);
+        // The answer's names are the request's text, not a copy per node.
+        assert!(
+            got.iter()
+                .all(|h| matches!(h.host, std::borrow::Cow::Borrowed(_)))
+        );
     }
 
     #[test]
