@@ -211,7 +211,7 @@ pub fn filter_args<'a>(
                 };
                 part.iter().map(check).collect()
             },
-            |&(_, raw), ()| raw,
+            |(_, raw), ()| raw.clone(),
             |(node, _)| NodeName::Owned(node.name().to_string()),
             false,
         );

@@ -21,6 +21,6 @@ pub use node::{Node, Taint, Toleration};
 pub use objects::{MapSelectorOwner, Namespace, PodDisruptionBudget, PriorityClass, SelectorOwner};
 pub use pod::Pod;
 pub use reason::Reason;
-pub use recent_nodes::RecentNodes;
+pub use recent_nodes::{Kept, RecentNodes};
 pub use selector::LabelSelector;
 pub use shared::Shared;

@@ -11,7 +11,7 @@
 //! fails to decode is not kept.
 //!
 //! An item can also be found where it starts in a request body, before
-//! anything has looked for where it ends ([`RecentNodes::kept_at`]): the
+//! anything has looked for where it ends ([`Starts::kept_at`]): the
 //! latest text kept with the same first [`START`] bytes is compared with
 //! the body from there, and if the body goes on with exactly that text,
 //! that text is the item, whole (a complete JSON object ends at its last
@@ -25,7 +25,7 @@
 //! is dropped, so a node not sent for two generations is forgotten.
 
 use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use foldhash::HashMap;
 
@@ -37,7 +37,7 @@ const GENERATION: usize = 6_000;
 /// Text per generation: 5,000 realistic Nodes are about 28 MB.
 const GENERATION_BYTES: usize = 64 << 20;
 
-/// Leading bytes of a text by which [`RecentNodes::kept_at`] finds it.
+/// Leading bytes of a text by which [`Starts::kept_at`] finds it.
 const START: usize = 256;
 
 /// One decoded text.
@@ -60,7 +60,9 @@ struct Generations {
 }
 
 pub struct RecentNodes {
-    generations: Mutex<Generations>,
+    /// Read by every item walk (both halves of a split one at once),
+    /// written when texts are decoded.
+    generations: RwLock<Generations>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -85,7 +87,7 @@ impl Default for RecentNodes {
 impl RecentNodes {
     fn new(limits: Limits) -> Self {
         Self {
-            generations: Mutex::new(Generations {
+            generations: RwLock::new(Generations {
                 limits,
                 current: HashMap::default(),
                 current_bytes: 0,
@@ -103,24 +105,23 @@ impl RecentNodes {
         generations.current.len() + generations.previous.len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Generations> {
-        self.generations.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> RwLockWriteGuard<'_, Generations> {
+        self.generations.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The kept texts by their first bytes, read without a lock per item
+    /// for as long as the returned index lives (one walk of a body's items;
+    /// [`Self::decode`] waits for it).
+    pub fn starts(&self) -> Starts<'_> {
+        Starts {
+            generations: self.generations.read().unwrap_or_else(|e| e.into_inner()),
+            recent: self,
+        }
     }
 
     /// Hash of the first [`START`] bytes of `bytes`, all when fewer.
     fn start(&self, bytes: &[u8]) -> u64 {
         self.hasher.hash_one(&bytes[..bytes.len().min(START)])
-    }
-
-    /// The kept node whose text `rest` starts with, and that text's
-    /// length: the item at the start of `rest` (a request body from an
-    /// item's first byte on), when it is a text kept with those first
-    /// bytes.
-    pub fn kept_at(&self, rest: &[u8]) -> Option<(Arc<Node>, usize)> {
-        let entry = self.lock().starts.get(&self.start(rest)).cloned()?;
-        let text = entry.text.as_bytes();
-        rest.starts_with(text)
-            .then(|| (Arc::clone(&entry.node), text.len()))
     }
 
     /// The Node in `texts`, each decoded by serde_json or taken from a
@@ -158,6 +159,49 @@ impl RecentNodes {
             }
         }
         Ok(nodes)
+    }
+}
+
+/// The current generation's texts by their first [`START`] bytes
+/// ([`RecentNodes::starts`]).
+pub struct Starts<'r> {
+    generations: RwLockReadGuard<'r, Generations>,
+    recent: &'r RecentNodes,
+}
+
+impl Starts<'_> {
+    /// The kept text `rest` starts with, when it is one kept with those
+    /// first bytes: the item at the start of `rest` (a request body from
+    /// an item's first byte on), whole.
+    pub fn kept_at(&self, rest: &[u8]) -> Option<Kept> {
+        let entry = self.generations.starts.get(&self.recent.start(rest))?;
+        rest.starts_with(entry.text.as_bytes())
+            .then(|| Kept(Arc::clone(entry)))
+    }
+}
+
+/// A kept text and the Node decoded from it. A body item found to be
+/// this text byte for byte is answered with this copy, so the body's
+/// bytes there need no UTF-8 check of their own.
+#[derive(Clone)]
+pub struct Kept(Arc<Decoded>);
+
+impl Kept {
+    pub fn node(&self) -> &Arc<Node> {
+        &self.0.node
+    }
+
+    pub fn text(&self) -> &str {
+        &self.0.text
+    }
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept")
+            .field("node", &self.0.node.name())
+            .field("bytes", &self.0.text.len())
+            .finish()
     }
 }
 
@@ -233,6 +277,14 @@ mod tests {
         assert_eq!(got[0].metadata.name, "b");
     }
 
+    /// The kept node and text length found at the start of `rest`; the
+    /// kept copy is the body's bytes there.
+    fn kept_at(recent: &RecentNodes, rest: &[u8]) -> Option<(Arc<Node>, usize)> {
+        let kept = recent.starts().kept_at(rest)?;
+        assert!(rest.starts_with(kept.text().as_bytes()));
+        Some((kept.node().clone(), kept.text().len()))
+    }
+
     #[test]
     fn a_kept_text_is_found_where_a_body_goes_on_with_it() {
         let recent = RecentNodes::new(SMALL);
@@ -245,25 +297,25 @@ mod tests {
         let (a, b) = (text("a", "4"), text("b", "4"));
         let kept = recent.decode(&[&a, &b]).unwrap();
         for (t, node) in [(&a, &kept[0]), (&b, &kept[1])] {
-            let (found, len) = recent.kept_at(format!("{t}, more").as_bytes()).unwrap();
+            let (found, len) = kept_at(&recent, format!("{t}, more").as_bytes()).unwrap();
             assert!(Arc::ptr_eq(&found, node));
             assert_eq!(len, t.len());
         }
         // The same first bytes, another text: not found, and once decoded
         // it is the one found by its start.
         let a2 = text("a", "8");
-        assert!(recent.kept_at(a2.as_bytes()).is_none());
+        assert!(kept_at(&recent, a2.as_bytes()).is_none());
         let changed = recent.decode(&[&a2]).unwrap();
         assert!(Arc::ptr_eq(
-            &recent.kept_at(a2.as_bytes()).unwrap().0,
+            &kept_at(&recent, a2.as_bytes()).unwrap().0,
             &changed[0]
         ));
-        assert!(recent.kept_at(a.as_bytes()).is_none());
+        assert!(kept_at(&recent, a.as_bytes()).is_none());
         // Texts that share their first bytes are all kept.
         assert!(Arc::ptr_eq(&recent.decode(&[&a]).unwrap()[0], &kept[0]));
         assert_eq!(recent.kept(), 3);
         // A body that stops inside a kept text has no item there.
-        assert!(recent.kept_at(&b.as_bytes()[..b.len() - 1]).is_none());
+        assert!(kept_at(&recent, &b.as_bytes()[..b.len() - 1]).is_none());
     }
 
     #[test]

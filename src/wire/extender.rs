@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::model::shared::unpooled;
-use crate::model::{Node, Pod, Reason, RecentNodes};
+use crate::model::{Kept, Node, Pod, Reason, RecentNodes};
 
 /// `ExtenderArgs`: the pod and its candidates, either as full Nodes or as
 /// names (`nodeCacheCapable: true`). The pod is shared so the in-flight
@@ -48,21 +48,38 @@ pub struct NodeList<'a> {
 
 /// One node's JSON text as the request carries it. A [`Node`] was decoded
 /// from it, so it is one valid JSON value; an answer writes it back
-/// verbatim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawNode<'a>(pub(super) &'a str);
+/// verbatim. An item recognised as a text kept from an earlier request is
+/// that kept copy, equal to the body's bytes there: holding it spares
+/// those bytes a UTF-8 check (tens of MB in a Nodes-mode body).
+#[derive(Debug, Clone)]
+pub enum RawNode<'a> {
+    Body(&'a str),
+    Kept(Kept),
+}
 
-impl<'a> RawNode<'a> {
-    pub fn text(&self) -> &'a str {
-        self.0
+impl RawNode<'_> {
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Body(text) => text,
+            Self::Kept(kept) => kept.text(),
+        }
     }
 }
 
+impl PartialEq for RawNode<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Eq for RawNode<'_> {}
+
 impl Serialize for RawNode<'_> {
     /// The text as a `RawValue`, which serde_json writes as is. Making one
-    /// reads the text once more, so it is done only for the nodes answered.
+    /// reads the text once more; the answer's own writer
+    /// (`filter_answer`) copies the text instead.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let raw: &RawValue = serde_json::from_str(self.0).map_err(S::Error::custom)?;
+        let raw: &RawValue = serde_json::from_str(self.text()).map_err(S::Error::custom)?;
         raw.serialize(s)
     }
 }
@@ -219,7 +236,7 @@ pub(super) fn decode_nodes<'a>(
         .into_iter()
         .flatten()
         .zip(texts)
-        .map(|(node, &text)| (node, RawNode(text)))
+        .map(|(node, &text)| (node, RawNode::Body(text)))
         .collect())
 }
 

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 
-use super::extender::{ExtenderFilterResult, FailedNodes};
+use super::extender::{ExtenderFilterResult, FailedNodes, NodeListOut};
 use super::json_string::{needs_escape, write_quoted, write_str};
 
 impl ExtenderFilterResult<'_> {
@@ -36,7 +36,7 @@ impl ExtenderFilterResult<'_> {
     pub fn to_json_chunks(&self, capacity: usize) -> Result<Vec<Bytes>, serde_json::Error> {
         let mut out = Chunks::new(capacity.max(self.unescaped_len()));
         out.text.extend_from_slice(br#"{"Nodes":"#);
-        serde_json::to_writer(&mut out.text, &self.nodes)?;
+        write_nodes(&mut out.text, self.nodes.as_ref())?;
         out.text.extend_from_slice(br#","NodeNames":"#);
         match &self.node_names {
             None => out.text.extend_from_slice(b"null"),
@@ -224,6 +224,32 @@ fn write_members(
     Ok(())
 }
 
+/// The answered NodeList as its derived `Serialize` writes it, each item's
+/// text copied: serde_json would read every text again to make it a
+/// `RawValue` (hundreds of KB for a few dozen full Nodes), and each is
+/// already one valid JSON value (a Node was decoded from it).
+fn write_nodes(out: &mut Vec<u8>, list: Option<&NodeListOut<'_>>) -> Result<(), serde_json::Error> {
+    let Some(list) = list else {
+        out.extend_from_slice(b"null");
+        return Ok(());
+    };
+    out.extend_from_slice(br#"{"apiVersion":"#);
+    write_str(out, list.api_version)?;
+    out.extend_from_slice(br#","kind":"#);
+    write_str(out, list.kind)?;
+    out.extend_from_slice(br#","metadata":"#);
+    serde_json::to_writer(&mut *out, &list.metadata)?;
+    out.extend_from_slice(br#","items":["#);
+    for (i, item) in list.items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item.text().as_bytes());
+    }
+    out.extend_from_slice(b"]}");
+    Ok(())
+}
+
 /// A node name as a JSON string: between quotes as it is when the request
 /// reader found every name plain (`plain`), else as [`write_str`].
 fn write_name(out: &mut Vec<u8>, name: &str, plain: bool) -> Result<(), serde_json::Error> {
@@ -273,6 +299,46 @@ mod tests {
         assert_eq!(
             errored.to_json(0).unwrap(),
             serde_json::to_vec(&errored).unwrap()
+        );
+    }
+
+    /// A Nodes-mode answer: the items' texts as they came (one kept from an
+    /// earlier request, the others the body's own, spaces and escapes
+    /// included), in serde's frame.
+    #[test]
+    fn nodes_answer_is_byte_for_byte_serdes() {
+        use crate::model::RecentNodes;
+        use crate::wire::extender::RawNode;
+        let kept_text = format!(
+            r#"{{"metadata":{{"name":"kept","annotations":{{"pad":"{}"}}}}}}"#,
+            "x".repeat(300)
+        );
+        let recent = RecentNodes::default();
+        recent.decode(&[&kept_text]).unwrap();
+        let kept = recent.starts().kept_at(kept_text.as_bytes()).unwrap();
+        let body = [
+            r#"{ "metadata" : {"name":"spaced\u0041ünï"} }"#,
+            r#"{"metadata":{"name":"b"},"status":{"images":[{"names":["x"]}]}}"#,
+        ];
+        let mut r = ExtenderFilterResult {
+            nodes: Some(NodeListOut::new(vec![
+                RawNode::Body(body[0]),
+                RawNode::Kept(kept),
+                RawNode::Body(body[1]),
+            ])),
+            ..Default::default()
+        };
+        r.failed_nodes.insert("c".into(), "other");
+        let ours = String::from_utf8(r.to_json(0).unwrap()).unwrap();
+        assert_eq!(ours, serde_json::to_string(&r).unwrap());
+        assert!(ours.contains(&kept_text) && ours.contains(body[0]));
+        let empty = ExtenderFilterResult {
+            nodes: Some(NodeListOut::new(Vec::new())),
+            ..Default::default()
+        };
+        assert_eq!(
+            empty.to_json(0).unwrap(),
+            serde_json::to_vec(&empty).unwrap()
         );
     }
 

@@ -1,6 +1,6 @@
 //! The items of a Nodes-mode NodeList, walked where they lie in the body.
 //! Each is either a text sent recently, recognised where it starts
-//! (`RecentNodes::kept_at` compares it in full; no scan for its end), or
+//! (`Starts::kept_at` compares it in full; no scan for its end), or
 //! scanned and then decoded with the others on all cores.
 //!
 //! Comparing 5,000 kept texts (38 MB) with the body was most of what
@@ -15,6 +15,7 @@
 use std::sync::Arc;
 
 use super::super::json_scan::Scan;
+use crate::model::recent_nodes::Starts;
 use crate::model::{Node, RecentNodes};
 use crate::wire::extender::{RawNode, decode_nodes};
 
@@ -26,8 +27,9 @@ const SPLIT_WALK_MIN: usize = 4 << 20;
 /// Node has a few dozen objects after commas (conditions, images).
 const SPLIT_TRIES: usize = 256;
 
-/// An item: its kept node, if recognised, and its text.
-type Item<'a> = (Option<Arc<Node>>, &'a str);
+/// An item: the kept text it was recognised as, or its own text (still
+/// to be decoded).
+type Item<'a> = RawNode<'a>;
 
 /// The items of the list (or `null`) where `scan` is, the list passed.
 pub(super) fn items<'a>(
@@ -53,21 +55,24 @@ fn items_split_from<'a>(
         scan.at += 1;
         Vec::new()
     } else {
-        let (items, end) = walk(scan.text, scan.at, recent, split_min)?;
+        // The index is let go before the new texts are decoded (and kept).
+        let (items, end) = walk(scan.text, scan.at, &recent.starts(), split_min)?;
         scan.at = end;
         items
     };
     let unknown: Vec<&str> = items
         .iter()
-        .filter(|(node, _)| node.is_none())
-        .map(|&(_, text)| text)
+        .filter_map(|item| match item {
+            RawNode::Body(text) => Some(*text),
+            RawNode::Kept(_) => None,
+        })
         .collect();
     let mut decoded = decode_nodes(&unknown, Some(recent)).ok()?.into_iter();
     items
         .into_iter()
-        .map(|(node, text)| {
-            let node = node.or_else(|| decoded.next().map(|(node, _)| node))?;
-            Some((node, RawNode(text)))
+        .map(|item| match item {
+            RawNode::Kept(kept) => Some((kept.node().clone(), RawNode::Kept(kept))),
+            RawNode::Body(_) => decoded.next(),
         })
         .collect()
 }
@@ -78,7 +83,7 @@ fn items_split_from<'a>(
 fn walk<'a>(
     text: &'a [u8],
     at: usize,
-    recent: &RecentNodes,
+    recent: &Starts<'_>,
     split_min: usize,
 ) -> Option<(Vec<Item<'a>>, usize)> {
     let rest = text.len() - at;
@@ -101,17 +106,20 @@ fn walk_from<'a>(
     text: &'a [u8],
     at: usize,
     stop: Option<usize>,
-    recent: &RecentNodes,
+    recent: &Starts<'_>,
 ) -> Option<(Vec<Item<'a>>, usize, bool)> {
     let mut scan = Scan { text, at };
     let mut items = Vec::new();
     loop {
         scan.skip_space();
-        let (node, item) = match recent.kept_at(&text[scan.at..]) {
-            Some((node, len)) => (Some(node), scan.take(len)),
-            None => (None, scan.value()?),
+        let item = match recent.kept_at(&text[scan.at..]) {
+            Some(kept) => {
+                scan.take(kept.text().len());
+                RawNode::Kept(kept)
+            }
+            None => RawNode::Body(std::str::from_utf8(scan.value()?).ok()?),
         };
-        items.push((node, std::str::from_utf8(item).ok()?));
+        items.push(item);
         match scan.next_byte()? {
             b',' => {
                 scan.skip_space();
@@ -127,7 +135,7 @@ fn walk_from<'a>(
 
 /// A place at or after `from` where a kept text begins right after a
 /// comma: likely an item's start, which the first half's walk confirms.
-fn second_start(text: &[u8], from: usize, recent: &RecentNodes) -> Option<usize> {
+fn second_start(text: &[u8], from: usize, recent: &Starts<'_>) -> Option<usize> {
     memchr::memchr_iter(b'{', text.get(from..)?)
         .map(|i| from + i)
         .filter(|&p| text[..p].iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b','))
@@ -214,7 +222,7 @@ mod tests {
             }
         }
         let inner = lists[2].as_bytes();
-        let nested = second_start(inner, inner.len() / 2, &recent).unwrap();
+        let nested = second_start(inner, inner.len() / 2, &recent.starts()).unwrap();
         assert!(lists[2][..nested].ends_with("[1,"), "starts inside outer");
         let whole = read(&lists[2], &recent, usize::MAX).unwrap();
         assert_eq!(whole.0.len(), 7);
@@ -229,9 +237,12 @@ mod tests {
             .collect();
         let list = format!("[{}]", nodes.join(","));
         let recent = RecentNodes::default();
-        assert_eq!(second_start(list.as_bytes(), list.len() / 2, &recent), None);
+        assert_eq!(
+            second_start(list.as_bytes(), list.len() / 2, &recent.starts()),
+            None
+        );
         read(&list, &recent, usize::MAX).unwrap();
-        let at = second_start(list.as_bytes(), list.len() / 2, &recent).unwrap();
+        let at = second_start(list.as_bytes(), list.len() / 2, &recent.starts()).unwrap();
         assert!(at > list.len() / 2);
         let item = nodes.iter().find(|n| list[at..].starts_with(n.as_str()));
         assert!(item.is_some(), "{:.40} is no item's start", &list[at..]);
