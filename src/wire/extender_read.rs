@@ -25,6 +25,7 @@ use super::json_scan::Scan;
 
 mod items;
 mod plain_names;
+use crate::model::shared::unpooled;
 use crate::model::{Pod, RecentNodes};
 
 /// Bodies at least this large (a Nodes-mode NodeList, a few hundred or
@@ -35,17 +36,23 @@ const SPLIT_READ_MIN: usize = 8 << 10;
 /// The args of `body`; Nodes-mode items sent recently are taken from
 /// `recent` (large bodies, the only ones that carry many nodes). A body
 /// refused is refused with serde_json's error.
+///
+/// Nothing in it is pooled (`model::shared::unpooled`): the pod dies with
+/// the request, and pooling its parts hashed and compared each of them
+/// with the worker's pool, then freed the copy just decoded.
 pub fn read_args<'a>(
     body: &'a [u8],
     recent: &RecentNodes,
 ) -> Result<ExtenderArgs<'a>, serde_json::Error> {
-    if body.len() < SPLIT_READ_MIN {
-        return serde_json::from_slice(body);
-    }
-    match read_in_parts(body, recent) {
-        Some(args) => Ok(args),
-        None => serde_json::from_slice(body),
-    }
+    unpooled(|| {
+        if body.len() < SPLIT_READ_MIN {
+            return serde_json::from_slice(body);
+        }
+        match read_in_parts(body, recent) {
+            Some(args) => Ok(args),
+            None => serde_json::from_slice(body),
+        }
+    })
 }
 
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
@@ -144,7 +151,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::model::Node;
+    use crate::model::{Node, Shared};
     use crate::synth::{SynthParams, generate_json};
 
     /// What both readings must agree on.
@@ -210,6 +217,32 @@ mod tests {
             .filter(|item| item["kind"] == "Node")
             .cloned()
             .collect()
+    }
+
+    /// A request's pod is its own: read twice, small body or large, its
+    /// parts are two copies, not one pooled value (which a pooled decoding
+    /// gives, as the last assertion checks).
+    #[test]
+    fn request_pods_are_not_pooled() {
+        let pod = json!({"metadata": {"name": "p", "labels": {"app": "a"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        let names: Vec<String> = (0..1000).map(|i| format!("node-{i}")).collect();
+        let small = serde_json::to_vec(&json!({"Pod": pod, "NodeNames": ["n"]})).unwrap();
+        let large = serde_json::to_vec(&json!({"Pod": pod, "NodeNames": names})).unwrap();
+        assert!(small.len() < SPLIT_READ_MIN && large.len() >= SPLIT_READ_MIN);
+        let recent = RecentNodes::default();
+        for body in [&small, &large] {
+            let read = || read_args(body, &recent).unwrap().pod.unwrap();
+            let (a, b) = (read(), read());
+            assert_eq!(a, b);
+            assert!(!Shared::ptr_eq(&a.metadata.labels, &b.metadata.labels));
+            assert!(!Shared::ptr_eq(&a.spec.containers, &b.spec.containers));
+        }
+        let pooled = || serde_json::from_value::<Pod>(pod.clone()).unwrap();
+        assert!(Shared::ptr_eq(
+            &pooled().metadata.labels,
+            &pooled().metadata.labels
+        ));
     }
 
     #[test]

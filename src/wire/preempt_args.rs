@@ -15,6 +15,7 @@ use super::any_case::{AnyCase, field_of};
 use super::json_scan::Scan;
 use super::validated_walk;
 use crate::model::Pod;
+use crate::model::shared::unpooled;
 
 mod plain_map;
 
@@ -36,11 +37,13 @@ pub struct PreemptArgs<'a> {
 /// A body as kube-scheduler writes it is read in one pass
 /// ([`read_plain`]); any other is split into its fields by serde_json
 /// and its maps walked ([`named_nodes`]), which also says what is wrong.
+///
+/// Nothing in it is pooled, as in `extender_read::read_args`.
 pub fn read_preempt_args(body: &[u8]) -> Result<PreemptArgs<'_>, String> {
-    match read_plain(body) {
+    unpooled(|| match read_plain(body) {
         Some(args) => Ok(args),
         None => read_in_fields(body),
-    }
+    })
 }
 
 /// [`read_preempt_args`] the general way, for any body: split into
@@ -266,6 +269,21 @@ mod tests {
     }
 
     use super::testing::nodes;
+
+    /// The preemptor is its own, whichever way the body is read: its
+    /// parts are not pooled (see `extender_read::read_args`).
+    #[test]
+    fn preemptors_are_not_pooled() {
+        use crate::model::Shared;
+        let plain = br#"{"Pod":{"metadata":{"name":"p","labels":{"app":"a"}}},"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"u"}]}}}"#;
+        let spaced = br#"{ "pod" : {"metadata":{"name":"p","labels":{"app":"a"}}}, "nodeNameToMetaVictims": {"n1": {"Pods": [{"UID": "u"}]}} }"#;
+        for body in [&plain[..], &spaced[..]] {
+            let read = || read_preempt_args(body).unwrap().pod;
+            let (a, b) = (read(), read());
+            assert_eq!(a, b);
+            assert!(!Shared::ptr_eq(&a.metadata.labels, &b.metadata.labels));
+        }
+    }
 
     #[test]
     fn both_maps_name_nodes_and_victim_uids_in_any_case() {
