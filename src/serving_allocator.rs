@@ -15,7 +15,12 @@
 /// returns freed pages on the decay timer even in arenas nobody allocates
 /// from any more, such as those of a reload's decode threads, which exit.
 /// Freed pages go back after 1 s instead of 10 s: a reload frees a whole
-/// snapshot, and fewer of its pages stay resident.
+/// snapshot, and fewer of its pages stay resident. A thread's cache is
+/// trimmed once per 1 MiB it allocates instead of per 64 KiB: an extender
+/// request allocates a few hundred KB (its body, its answer), and trimming
+/// several times a request was a visible share of its instructions
+/// (docs/extender-performance.md); what a cache may hold is bounded as
+/// before, it is only trimmed less often.
 #[macro_export]
 macro_rules! serving_allocator {
     () => {
@@ -25,7 +30,8 @@ macro_rules! serving_allocator {
 
         #[cfg(not(target_env = "msvc"))]
         #[unsafe(export_name = "_rjem_malloc_conf")]
-        static JEMALLOC_OPTIONS: &[u8; 43] = b"background_thread:true,dirty_decay_ms:1000\0";
+        static JEMALLOC_OPTIONS: &[u8; 72] =
+            b"background_thread:true,dirty_decay_ms:1000,tcache_gc_incr_bytes:1048576\0";
     };
 }
 
