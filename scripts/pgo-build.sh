@@ -72,9 +72,9 @@ for i in 0 1; do
         sleep 0.2
     done
 done
-checks=(filter-500:/scheduler/filter prioritize-500:/scheduler/prioritize
-    filter-all:/scheduler/filter preempt:/scheduler/preempt filter-nodes:/scheduler/filter)
-for check in "${checks[@]}" admission:/admission/priority; do
+checks=(filter-500:/scheduler/filter prioritize-500:/scheduler/prioritize filter-all:/scheduler/filter
+    preempt:/scheduler/preempt filter-nodes:/scheduler/filter admission:/admission/priority)
+for check in "${checks[@]}"; do
     row=${check%%:*} path=${check#*:}
     if [ "$row" = admission ]; then
         cp examples/requests/admit-create-default-class.json "$work/body.json"
