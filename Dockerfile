@@ -7,9 +7,9 @@
 # only recompiles our crate. By default the binary is built with
 # profile-guided optimisation (scripts/pgo-build.sh: an instrumented build
 # serves the bundled synthetic cluster, and its profile guides the final
-# build, dependencies included, so the cached layer does not serve it):
-# about 30 minutes on two cores, for about a quarter less CPU per 500-name
-# filter (docs/extender-performance.md, "The build").
+# build, dependencies included; the cached layer then serves only the
+# training's examples): about 30 minutes on two cores, for about a quarter
+# less CPU per 500-name filter (docs/extender-performance.md, "The build").
 # `docker build --build-arg PGO=0 .` builds the plain release binary.
 # Stage 2 is distroless: glibc and libgcc, no shell, runs as the nonroot
 # user (65532, as in manifests/deployment.yaml).
