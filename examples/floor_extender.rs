@@ -59,6 +59,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let requests = match server::requests_runtime() {
+        Ok(requests) => requests,
+        Err(e) => {
+            eprintln!("floor_extender: cannot start the requests' runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let served = runtime.block_on(async {
         let shutdown = server::termination_signal()?;
         let state = AppState::new(Arc::new(ClusterView::new()), Config::default()).with_access(
@@ -84,6 +91,9 @@ fn main() -> ExitCode {
                 cert_key: None,
                 client_ca: None,
             },
+            // The connections on a runtime of their own, as kube-arbiter
+            // serves them, so the floor pays what the server pays.
+            requests_on: Some(requests.handle().clone()),
         };
         server::serve(state, routes, options, shutdown)
             .await

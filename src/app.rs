@@ -120,6 +120,8 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
     tls::install_crypto_provider();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| RunError::Runtime(format!("cannot start the async runtime: {e}")))?;
+    let requests = server::requests_runtime()
+        .map_err(|e| RunError::Runtime(format!("cannot start the requests' runtime: {e}")))?;
     let result = runtime.block_on(async {
         let shutdown = server::termination_signal()
             .map_err(|e| RunError::Runtime(format!("cannot install signal handlers: {e}")))?;
@@ -154,6 +156,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
                     .map(|(cert, key)| CertKeyFiles { cert, key }),
                 client_ca: args.client_ca,
             },
+            requests_on: Some(requests.handle().clone()),
         };
         let routes = api::routes(!args.disable_bind_verb);
         server::serve(state, routes, options, shutdown)
@@ -166,6 +169,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
     // A load cut short by a signal is still running on a blocking thread;
     // dropping the runtime would wait for it.
     runtime.shutdown_background();
+    requests.shutdown_background();
     result
 }
 

@@ -155,15 +155,22 @@ async fn upload(started: mpsc::Sender<()>, body: Body) -> String {
         }
         total += chunk.len();
     }
-    total.to_string()
+    let thread = std::thread::current();
+    format!(
+        "{total} on {}",
+        thread.name().unwrap_or("an unnamed thread")
+    )
 }
 
 /// The drain itself, in-process with an upload route that sees each body
 /// frame arrive: shutdown is triggered while the request body is
-/// still arriving, the request completes, then `run` returns Ok.
+/// still arriving, the request completes, then `run` returns Ok. The
+/// connections are served on a requests runtime of their own, as the
+/// binary serves them, and the drain reaches across.
 #[tokio::test]
 async fn shutdown_lets_an_upload_in_flight_finish() {
     install_provider();
+    let requests = kube_arbiter::server::requests_runtime().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new("ca");
     let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
@@ -177,6 +184,7 @@ async fn shutdown_lets_an_upload_in_flight_finish() {
             cert_key: Some(CertKeyFiles { cert, key }),
             client_ca: None,
         },
+        requests_on: None,
     };
     let server = Server::bind(&options, &state).unwrap();
     let addr = server.local_addr().unwrap();
@@ -186,7 +194,8 @@ async fn shutdown_lets_an_upload_in_flight_finish() {
         post(move |body: Body| upload(started_tx.clone(), body)),
     );
     let (stop, stop_rx) = oneshot::channel::<()>();
-    let serving = tokio::spawn(server.run(app, state, async {
+    let on = Some(requests.handle().clone());
+    let serving = tokio::spawn(server.run_on(on, app, state, async {
         let _ = stop_rx.await;
     }));
 
@@ -216,8 +225,9 @@ async fn shutdown_lets_an_upload_in_flight_finish() {
     rest_tx.send(()).unwrap();
     let response = in_flight.await.unwrap().unwrap();
     assert_eq!(response.status(), 200);
-    assert_eq!(response.text().await.unwrap(), "18");
+    assert_eq!(response.text().await.unwrap(), "18 on https-worker");
     serving.await.unwrap().unwrap();
+    requests.shutdown_background();
 }
 
 /// Returns once nothing accepts connections on `addr` any more.

@@ -21,6 +21,6 @@ mod whole_body;
 
 pub use error::{ApiError, ApiJson};
 pub use router::{Routes, router};
-pub use serve::{ServeError, ServeOptions, Server, serve, termination_signal};
+pub use serve::{ServeError, ServeOptions, Server, requests_runtime, serve, termination_signal};
 pub use state::AppState;
 pub use whole_body::{WholeBody, declared_length};

@@ -29,6 +29,27 @@ pub struct ServeOptions {
     /// Plain HTTP serving only `/metrics`, `/healthz`, `/readyz`.
     pub metrics_listen: Option<SocketAddr>,
     pub tls: TlsSettings,
+    /// The runtime whose workers serve the HTTPS listener's connections
+    /// ([`requests_runtime`]); `None`: the caller's. The metrics listener
+    /// stays on the caller's.
+    pub requests_on: Option<tokio::runtime::Handle>,
+}
+
+/// The runtime for the HTTPS listener: one worker. hyper hands a request
+/// body to its handler through a channel inside the connection's task, so
+/// a body of more than one read wakes that task while it runs; tokio then
+/// queues it again as a yield and wakes an idle worker to steal it, one
+/// futex wake and an extra sleep per verb request on a second worker that
+/// has nothing to do. With one worker there is none to wake. A decision
+/// over 256 KiB still leaves the worker (`block_in_place`, the blocking
+/// pool), and the probes, the live view and the TLS follower run on the
+/// main runtime.
+pub fn requests_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("https-worker")
+        .enable_all()
+        .build()
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -70,8 +91,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let server = Server::bind(&options, &state)?;
+    let requests_on = options.requests_on.clone();
     server
-        .run(router(state.clone(), routes), state, shutdown)
+        .run_on(requests_on, router(state.clone(), routes), state, shutdown)
         .await
 }
 
@@ -110,6 +132,18 @@ impl Server {
         state: AppState,
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<(), ServeError> {
+        self.run_on(None, app, state, shutdown).await
+    }
+
+    /// [`Self::run`], the HTTPS listener's connections served on
+    /// `requests_on` when given (see [`ServeOptions::requests_on`]).
+    pub async fn run_on(
+        self,
+        requests_on: Option<tokio::runtime::Handle>,
+        app: Router,
+        state: AppState,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
         let Self {
             https,
             metrics,
@@ -134,6 +168,15 @@ impl Server {
         let https_server = https_server
             .handle(https_handle.clone())
             .serve(app.into_make_service());
+        let https_server = async move {
+            match requests_on {
+                Some(runtime) => runtime
+                    .spawn(https_server)
+                    .await
+                    .unwrap_or_else(|e| Err(std::io::Error::other(e))),
+                None => https_server.await,
+            }
+        };
         tracing::info!("listening on https://{https_addr}");
 
         let metrics_handle = Handle::new();
