@@ -184,7 +184,7 @@ async fn shutdown_lets_an_upload_in_flight_finish() {
             cert_key: Some(CertKeyFiles { cert, key }),
             client_ca: None,
         },
-        requests_on: None,
+        requests_on: Some(requests.handle().clone()),
     };
     let server = Server::bind(&options, &state).unwrap();
     let addr = server.local_addr().unwrap();
@@ -194,8 +194,7 @@ async fn shutdown_lets_an_upload_in_flight_finish() {
         post(move |body: Body| upload(started_tx.clone(), body)),
     );
     let (stop, stop_rx) = oneshot::channel::<()>();
-    let on = Some(requests.handle().clone());
-    let serving = tokio::spawn(server.run_on(on, app, state, async {
+    let serving = tokio::spawn(server.run(app, state, async {
         let _ = stop_rx.await;
     }));
 

@@ -91,9 +91,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let server = Server::bind(&options, &state)?;
-    let requests_on = options.requests_on.clone();
     server
-        .run_on(requests_on, router(state.clone(), routes), state, shutdown)
+        .run(router(state.clone(), routes), state, shutdown)
         .await
 }
 
@@ -104,6 +103,7 @@ pub struct Server {
     metrics: Option<TcpListener>,
     rustls: RustlsConfig,
     reloader: Option<CertReloader>,
+    requests_on: Option<tokio::runtime::Handle>,
 }
 
 impl Server {
@@ -118,6 +118,7 @@ impl Server {
             metrics,
             rustls,
             reloader,
+            requests_on: options.requests_on.clone(),
         })
     }
 
@@ -132,23 +133,12 @@ impl Server {
         state: AppState,
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<(), ServeError> {
-        self.run_on(None, app, state, shutdown).await
-    }
-
-    /// [`Self::run`], the HTTPS listener's connections served on
-    /// `requests_on` when given (see [`ServeOptions::requests_on`]).
-    pub async fn run_on(
-        self,
-        requests_on: Option<tokio::runtime::Handle>,
-        app: Router,
-        state: AppState,
-        shutdown: impl Future<Output = ()> + Send,
-    ) -> Result<(), ServeError> {
         let Self {
             https,
             metrics,
             rustls,
             reloader: _reloader,
+            requests_on,
         } = self;
         let https_addr = https.local_addr()?;
         let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
