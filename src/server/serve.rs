@@ -42,8 +42,9 @@ pub struct ServeOptions {
 /// futex wake and an extra sleep per verb request on a second worker that
 /// has nothing to do. With one worker there is none to wake. A decision
 /// over 256 KiB still leaves the worker (`block_in_place`, the blocking
-/// pool), and the probes, the live view and the TLS follower run on the
-/// main runtime.
+/// pool), and the metrics listener (with its probes), the live view and
+/// the TLS follower run on the main runtime; probes on the HTTPS port wait
+/// behind at most one inline decision.
 pub fn requests_runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
