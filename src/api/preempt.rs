@@ -9,6 +9,7 @@
 //! already being deleted, empty lists) is decided per node by
 //! [`answerable`] (docs/preemption-contract.md).
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::time::Instant;
 
@@ -21,7 +22,7 @@ use jiff::Timestamp;
 use super::preempt_unknown::Unknown;
 use super::split_body::SplitBody;
 use super::{json_bytes, on_snapshot_sized};
-use crate::cluster::Snapshot;
+use crate::cluster::{NodeIdx, Snapshot};
 use crate::config::{Config, PreemptionAnswer};
 use crate::log_every::LogEvery;
 use crate::parallel::map_parts;
@@ -133,7 +134,6 @@ pub fn answer<'s>(
     now: Timestamp,
 ) -> Result<PreemptResult<'s>, ApiError> {
     let PreemptArgs { pod, named } = read_preempt_args(body).map_err(ApiError::bad_request)?;
-    let unknown = Unknown::find(snapshot, &named);
 
     let filters = PodFilters::prepare(snapshot, &pod, &config.scheduling)
         .map_err(|e| ApiError::bad_request(format!("pod {}: {e}", pod.metadata.key())))?;
@@ -141,26 +141,38 @@ pub fn answer<'s>(
     if let Err(why) = preemptor.eligibility() {
         tracing::debug!(pod = %pod.metadata.key(), "no preemption: {why}");
         return Ok(PreemptResult {
-            unknown,
+            unknown: Unknown::find(snapshot, &named),
             ..PreemptResult::default()
         });
     }
     // Each node's victims are found on a copy of the prepared state (the
     // simulation adds and removes pods in it), so the nodes split over the
     // cores as upstream's DryRunPreemption runs them in parallel; the
-    // candidates keep the request's order.
-    let nodes: Vec<(&str, bool)> = named.iter().map(|(n, v)| (&**n, v.is_empty())).collect();
+    // candidates keep the request's order. Each part also looks up its
+    // nodes' names and victim UIDs: on one thread before the split, those
+    // lookups' cache misses were a serial share of the request.
+    let nodes: Vec<(&str, &[Cow<'_, str>])> =
+        named.iter().map(|(n, v)| (&**n, v.as_slice())).collect();
     let parts = map_parts(&nodes, PARALLEL_PREEMPT_MIN, |_, part| {
         let mut preemptor = preemptor.clone();
-        let found = part.iter().filter_map(|&(name, arrived_empty)| {
-            candidate_on(snapshot, &mut preemptor, name, arrived_empty)
+        let mut unknown = Unknown::default();
+        let found = part.iter().filter_map(|&(name, uids)| {
+            let idx = unknown.look_up(snapshot, name, uids)?;
+            candidate_on(snapshot, &mut preemptor, idx, uids.is_empty())
         });
-        Ok::<_, Infallible>(found.collect::<Vec<_>>())
+        let found = found.collect::<Vec<_>>();
+        Ok::<_, Infallible>((found, unknown))
     });
-    let mut candidates: Vec<Candidate> = match parts {
-        Ok(parts) => parts.into_iter().flatten().collect(),
+    let parts = match parts {
+        Ok(parts) => parts,
         Err(never) => match never {},
     };
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut unknown = Unknown::default();
+    for (found, part_unknown) in parts {
+        candidates.extend(found);
+        unknown.append(part_unknown);
+    }
     if config.preemption.answer == PreemptionAnswer::Best {
         let victims: Vec<&Victims> = candidates.iter().map(|c| &c.victims).collect();
         candidates = pick_one_node(&victims)
@@ -184,16 +196,14 @@ const PARALLEL_PREEMPT_MIN: usize = 64;
 /// woken before it is read ([`SplitBody`]).
 const SPLIT_LIKELY_BODY: usize = 16 << 10;
 
-/// Node `name`'s candidate, or `None` when the view does not know it
-/// (reported with [`Unknown`]) or preemption there cannot help or cannot be
-/// answered.
+/// The candidate on the view's node `idx`, or `None` when preemption
+/// there cannot help or cannot be answered.
 fn candidate_on<'s>(
     snapshot: &'s Snapshot,
     preemptor: &mut Preemptor<'_, PodFilters>,
-    name: &str,
+    idx: NodeIdx,
     arrived_empty: bool,
 ) -> Option<Candidate<'s>> {
-    let idx = snapshot.node_idx(name)?;
     let info = &snapshot.nodes()[idx as usize];
     let answer = preemptor
         .select_victims_on_node(idx)
@@ -205,7 +215,7 @@ fn candidate_on<'s>(
             victims,
         }),
         Err(why) => {
-            tracing::debug!(node = %name, "preempt: dropped: {why}");
+            tracing::debug!(node = %info.node.name(), "preempt: dropped: {why}");
             None
         }
     }
@@ -318,22 +328,27 @@ mod tests {
 
     /// Nodes split over the cores ([`PARALLEL_PREEMPT_MIN`] or more) give
     /// the answer one thread gives with one simulation state, node for node
-    /// and in the request's order.
+    /// and in the request's order, and finds the unknown names
+    /// [`Unknown::find`] finds, in its order.
     #[test]
     fn split_victim_selection_answers_as_one_thread_does() {
         use crate::synth::{SynthParams, generate_objects};
         let snapshot = Snapshot::build(generate_objects(&SynthParams::new(300, 9_000)).unwrap());
         let config = Config::default();
-        let names: std::collections::BTreeMap<String, serde_json::Value> = snapshot
-            .nodes()
-            .iter()
-            .map(|i| {
-                (
-                    i.node.name().to_string(),
-                    json!({"Pods": [{"UID": "named"}]}),
-                )
-            })
-            .collect();
+        // Each node names one of its pods and one UID no pod has; every
+        // tenth is followed (in name order) by a node the view lacks.
+        let mut names = std::collections::BTreeMap::<String, serde_json::Value>::new();
+        for (i, info) in snapshot.nodes().iter().enumerate() {
+            let name = info.node.name();
+            let mut uids = vec![json!({"UID": format!("gone-{i}")})];
+            if !info.pods.summaries().is_empty() {
+                uids.insert(0, json!({"UID": info.pods.uid(0)}));
+            }
+            names.insert(name.to_string(), json!({"Pods": uids}));
+            if i % 10 == 0 {
+                names.insert(format!("{name}-ghost"), json!({"Pods": [{"UID": "x"}]}));
+            }
+        }
         let preemptor = json!({
             "metadata": {"name": "urgent", "namespace": "default", "uid": "uid-urgent"},
             "spec": {"priority": 1_000_000, "containers": [{"name": "c",
@@ -347,7 +362,8 @@ mod tests {
         let mut one = Preemptor::new(&snapshot, &pod, filters, now()).ignoring(&config.scheduling);
         let candidates: Vec<Candidate> = names
             .keys()
-            .filter_map(|name| candidate_on(&snapshot, &mut one, name, false))
+            .filter_map(|name| snapshot.node_idx(name))
+            .filter_map(|idx| candidate_on(&snapshot, &mut one, idx, false))
             .collect();
         assert!(
             names.len() >= 4 * PARALLEL_PREEMPT_MIN,
@@ -358,9 +374,16 @@ mod tests {
             "only {} candidates",
             candidates.len()
         );
+        let unknown = Unknown::find(
+            &snapshot,
+            &read_preempt_args(body.as_bytes()).unwrap().named,
+        );
+        assert_eq!(unknown.nodes.len(), 30);
+        assert_eq!(unknown.victims.len(), 300);
+        assert_eq!(split.unknown, unknown);
         let plain = PreemptResult {
             candidates,
-            unknown: Unknown::default(),
+            unknown,
         };
         assert_eq!(
             String::from_utf8(split.to_json()).unwrap(),

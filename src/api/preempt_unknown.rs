@@ -3,7 +3,9 @@
 //! sign the view lags kube-scheduler's cache; the handler leaves it out of
 //! the answer, logs and counts it.
 
-use crate::cluster::Snapshot;
+use std::borrow::Cow;
+
+use crate::cluster::{NodeIdx, Snapshot};
 use crate::wire::preempt_args::NamedNodes;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -15,24 +17,43 @@ pub struct Unknown {
 }
 
 impl Unknown {
-    /// A victim is looked for among its node's pods first, where
-    /// kube-scheduler saw it: their UIDs lie side by side, while the
-    /// cluster-wide index costs a few cache misses per UID.
+    /// Every unknown name of `named`, in its order.
     pub fn find(snapshot: &Snapshot, named: &NamedNodes) -> Self {
         let mut unknown = Self::default();
         for (node, uids) in named {
-            let Some(idx) = snapshot.node_idx(node) else {
-                unknown.nodes.push(node.to_string());
-                continue;
-            };
-            let pods = &snapshot.nodes()[idx as usize].pods;
-            unknown.victims.extend(
-                uids.iter()
-                    .filter(|uid| !pods.has_pod_with_uid(uid) && snapshot.pod_by_uid(uid).is_none())
-                    .map(|uid| uid.to_string()),
-            );
+            unknown.look_up(snapshot, node, uids);
         }
         unknown
+    }
+
+    /// Node `node`'s place in the view, noting it when the view does not
+    /// know it, and otherwise each of `uids` no pod of the view has. A
+    /// victim is looked for among its node's pods first, where
+    /// kube-scheduler saw it: their UIDs lie side by side, while the
+    /// cluster-wide index costs a few cache misses per UID.
+    pub fn look_up(
+        &mut self,
+        snapshot: &Snapshot,
+        node: &str,
+        uids: &[Cow<'_, str>],
+    ) -> Option<NodeIdx> {
+        let Some(idx) = snapshot.node_idx(node) else {
+            self.nodes.push(node.to_string());
+            return None;
+        };
+        let pods = &snapshot.nodes()[idx as usize].pods;
+        self.victims.extend(
+            uids.iter()
+                .filter(|uid| !pods.has_pod_with_uid(uid) && snapshot.pod_by_uid(uid).is_none())
+                .map(|uid| uid.to_string()),
+        );
+        Some(idx)
+    }
+
+    /// `other`'s names after these.
+    pub fn append(&mut self, other: Unknown) {
+        self.nodes.extend(other.nodes);
+        self.victims.extend(other.victims);
     }
 
     pub fn is_empty(&self) -> bool {
