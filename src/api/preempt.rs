@@ -328,7 +328,7 @@ mod tests {
 
     /// Nodes split over the cores ([`PARALLEL_PREEMPT_MIN`] or more) give
     /// the answer one thread gives with one simulation state, node for node
-    /// and in the request's order, and finds the unknown names
+    /// and in the request's order, and find the unknown names
     /// [`Unknown::find`] finds, in its order.
     #[test]
     fn split_victim_selection_answers_as_one_thread_does() {
