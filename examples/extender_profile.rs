@@ -35,7 +35,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 mod profile_input;
 use std::process::ExitCode;
 
-use kube_arbiter::api::extender::{filter, prioritize_body};
+use kube_arbiter::api::extender::{SPLIT_LIKELY_BODY, filter, prioritize_body};
 use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::model::RecentNodes;
 
@@ -114,15 +114,10 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The served filter wakes the split's helper from a body's declared
-/// length, before reading it (`api::split_body`), so the helper is running
-/// when the names are read in halves and the nodes checked in parts. The
-/// same size threshold as the handler's.
-const SPLIT_LIKELY_BODY: usize = 64 << 10;
-
-/// Wake the helper as the served filter does, and wait until it polls, so
-/// the request is timed as a served one finds its helper: running, not
-/// 100–150 µs from its wake-up.
+/// Wake the helper as the served filter does from a body's declared length
+/// before reading it (`api::split_body`), and wait until it polls, so the
+/// request is timed as a served one finds its helper: running, not 100–150
+/// µs from its wake-up.
 fn await_helper() {
     kube_arbiter::parallel::wake_helpers(2);
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5);

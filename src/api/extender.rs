@@ -238,7 +238,7 @@ pub fn filter_args<'a>(
 /// more (2,000 names of 40 bytes or so): its helpers are woken before it
 /// is read ([`SplitBody`]), for two splits: reading the names (or a
 /// NodeList's items) and checking the nodes.
-const SPLIT_LIKELY_BODY: usize = 64 << 10;
+pub const SPLIT_LIKELY_BODY: usize = 64 << 10;
 
 /// Below this many candidates one thread checks them all: splitting starts
 /// a thread, which a few hundred cheap checks do not repay.
