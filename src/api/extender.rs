@@ -234,10 +234,11 @@ pub fn filter_args<'a>(
     }
 }
 
-/// A filter body this large likely carries [`PARALLEL_CHECK_MIN`] names or
+/// A filter body this large likely carries `PARALLEL_CHECK_MIN` names or
 /// more (2,000 names of 40 bytes or so): its helpers are woken before it
-/// is read ([`SplitBody`]), for two splits: reading the names (or a
-/// NodeList's items) and checking the nodes.
+/// is read (`SplitBody`), for two splits: reading the names (or a
+/// NodeList's items) and checking the nodes. Public for the profiling
+/// example, which wakes them the same way.
 pub const SPLIT_LIKELY_BODY: usize = 64 << 10;
 
 /// Below this many candidates one thread checks them all: splitting starts
