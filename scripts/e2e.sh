@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The real-cluster suite: builds the Kubernetes components that are missing
+# (scripts/k8s-build.sh) and runs tests/real_cluster.rs against them, one
+# test at a time (each starts its own etcd, kube-apiserver,
+# kube-controller-manager and kube-scheduler on loopback).
+#
+#   scripts/e2e.sh [1.37|1.34|all] [TEST-NAME-FILTER]   (default: 1.37)
+#
+# Tests named v1_37_* need a 1.37 feature (gang scheduling) and are skipped
+# on 1.34. Each test's logs (every component's) stay in
+# target/tmp/real-cluster/<test>/; a failing test prints their last lines.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+which=${1:-1.37}
+filter=${2:-}
+case $which in
+1.37 | 1.34) versions=("$which") ;;
+all) versions=(1.37 1.34) ;;
+*)
+    echo "usage: scripts/e2e.sh [1.37|1.34|all] [TEST-NAME-FILTER]" >&2
+    exit 2
+    ;;
+esac
+
+release() {
+    case $1 in
+    1.37) echo v1.37.2 ;;
+    1.34) echo v1.34.4 ;;
+    esac
+}
+
+scripts/k8s-build.sh "${versions[@]}"
+for minor in "${versions[@]}"; do
+    skip=()
+    [ "$minor" = 1.37 ] || skip=(--skip v1_37_)
+    echo "==> real-cluster suite on Kubernetes $(release "$minor")"
+    KUBE_ARBITER_K8S_DIR=target/k8s/$(release "$minor") \
+        cargo test --locked --test real_cluster -- --ignored --test-threads=1 "${skip[@]}" $filter
+done

@@ -1,0 +1,172 @@
+//! What the stories put into the real cluster and read back: nodes with
+//! zones, workloads, and waits on conditions.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use kube::api::{Api, ListParams, PostParams};
+use serde_json::{Value, json};
+
+/// How long a burst may take to bind on a loaded 2-core machine.
+pub const BIND_PATIENCE: Duration = Duration::from_secs(180);
+
+/// `per_zone` nodes in each zone, named `ZONE-nI`, each with 4 CPUs,
+/// 16 GiB and room for 110 pods.
+pub async fn nodes(client: &kube::Client, zones: &[&str], per_zone: usize) -> Vec<String> {
+    let mut names = Vec::new();
+    for zone in zones {
+        for i in 0..per_zone {
+            let name = format!("{zone}-n{i}");
+            node(client, &name, zone, json!({})).await;
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// One Ready node in `zone` with these extra labels.
+pub async fn node(client: &kube::Client, name: &str, zone: &str, labels: Value) {
+    let mut all = json!({
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "topology.kubernetes.io/zone": zone,
+        "topology.kubernetes.io/region": "real",
+    });
+    all.as_object_mut()
+        .unwrap()
+        .extend(labels.as_object().unwrap().clone());
+    let capacity = json!({"cpu": "4", "memory": "16Gi", "pods": "110"});
+    let node: Node = serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": all},
+        "status": {
+            "capacity": capacity, "allocatable": capacity,
+            "conditions": [{"type": "Ready", "status": "True",
+                            "lastHeartbeatTime": jiff::Timestamp::now().to_string(),
+                            "lastTransitionTime": jiff::Timestamp::now().to_string()}],
+        },
+    }))
+    .unwrap();
+    let api: Api<Node> = Api::all(client.clone());
+    api.create(&PostParams::default(), &node).await.unwrap();
+}
+
+/// A Deployment of `replicas` pods labelled `app: NAME`, each asking for
+/// 100m CPU, with `spec` merged into the pod template's spec.
+pub async fn deployment(client: &kube::Client, ns: &str, name: &str, replicas: i32, spec: Value) {
+    let mut pod_spec = json!({
+        "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
+        "terminationGracePeriodSeconds": 0,
+    });
+    pod_spec
+        .as_object_mut()
+        .unwrap()
+        .extend(spec.as_object().unwrap().clone());
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
+        },
+    }))
+    .unwrap();
+    let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    api.create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+}
+
+/// Hard spread of `app: NAME` pods over `key`, maxSkew 1.
+pub fn hard_spread(name: &str, key: &str) -> Value {
+    json!({"topologySpreadConstraints": [{
+        "maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": name}},
+    }]})
+}
+
+/// Required anti-affinity of `app: NAME` pods over `key`.
+pub fn required_anti_affinity(name: &str, key: &str) -> Value {
+    json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "topologyKey": key, "labelSelector": {"matchLabels": {"app": name}},
+    }]}}})
+}
+
+/// The pods of `app: NAME` in `ns`.
+pub async fn pods(client: &kube::Client, ns: &str, app: &str) -> Vec<Pod> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    api.list(&ListParams::default().labels(&format!("app={app}")))
+        .await
+        .unwrap()
+        .items
+}
+
+/// Waits until `count` pods of `app: NAME` are bound; their node names.
+pub async fn wait_bound(client: &kube::Client, ns: &str, app: &str, count: usize) -> Vec<String> {
+    let start = Instant::now();
+    loop {
+        let bound: Vec<String> = pods(client, ns, app)
+            .await
+            .into_iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .filter_map(|p| p.spec?.node_name)
+            .collect();
+        if bound.len() >= count {
+            return bound;
+        }
+        assert!(
+            start.elapsed() < BIND_PATIENCE,
+            "{}/{count} pods of {ns}/{app} bound after {BIND_PATIENCE:?}; events: {:#?}",
+            bound.len(),
+            failed_scheduling(client, ns).await
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The messages of the FailedScheduling events in `ns`.
+pub async fn failed_scheduling(client: &kube::Client, ns: &str) -> Vec<String> {
+    let api: Api<Event> = Api::namespaced(client.clone(), ns);
+    api.list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some("FailedScheduling"))
+        .filter_map(|e| e.message)
+        .collect()
+}
+
+/// Waits until a FailedScheduling event in `ns` says `text`; its message.
+pub async fn wait_failed_scheduling(client: &kube::Client, ns: &str, text: &str) -> String {
+    let start = Instant::now();
+    loop {
+        if let Some(m) = failed_scheduling(client, ns)
+            .await
+            .into_iter()
+            .find(|m| m.contains(text))
+        {
+            return m;
+        }
+        assert!(
+            start.elapsed() < BIND_PATIENCE,
+            "no FailedScheduling event in {ns} says {text:?}: {:#?}",
+            failed_scheduling(client, ns).await
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// How many of `nodes` are in each zone (zone from the node's name,
+/// `ZONE-nI`).
+pub fn per_zone(nodes: &[String]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for node in nodes {
+        let zone = node.rsplit_once("-n").map_or(node.as_str(), |(z, _)| z);
+        *counts.entry(zone.to_string()).or_default() += 1;
+    }
+    counts
+}

@@ -1,0 +1,330 @@
+//! kube-arbiter installed on the real control plane as the README's Deploy
+//! section tells an operator: `kube-arbiter certs`, the shipped RBAC and
+//! PriorityClasses applied, the webhook configurations with the caBundle
+//! filled in, the Deployment's arguments with the shipped ConfigMap's
+//! config, running with its ServiceAccount's rights (a TokenRequest token),
+//! and kube-scheduler given the shipped scheduler configuration with the CA
+//! and kube-scheduler's client pair filled in.
+//!
+//! Two things differ, because the test cluster has no pod network: the
+//! webhooks' `clientConfig.service` becomes a `url` on loopback, and the
+//! extender's `urlPrefix` host is 127.0.0.1 (the certificate names both,
+//! `certs --dns ... --ip 127.0.0.1`; `tlsConfig.serverName` is as shipped).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::GroupVersionKind;
+use serde_json::{Value, json};
+
+use super::control_plane::ControlPlane;
+use super::pki::{self, User};
+use super::process::free_port;
+use crate::common::Spawned;
+
+/// How kube-scheduler is configured next to kube-arbiter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Role {
+    /// `scheduler-config.yaml` and `configmap.yaml`.
+    NextToInTreePlugins,
+    /// `scheduler-config-enforcer.yaml` and `configmap-enforcer.yaml`,
+    /// without `--disable-bind-verb`.
+    Enforcer,
+}
+
+/// What to install.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    pub role: Role,
+    /// `nodeCacheCapable: false`: kube-scheduler sends whole Node objects.
+    pub nodes_mode: bool,
+}
+
+impl Setup {
+    pub fn new(role: Role) -> Self {
+        Self {
+            role,
+            nodes_mode: false,
+        }
+    }
+}
+
+pub fn manifest(name: &str) -> String {
+    let path = format!("{}/manifests/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Server-side applies every object of a multi-document YAML text.
+pub async fn apply_yaml(client: &kube::Client, text: &str) {
+    let docs: Vec<Value> = serde_saphyr::from_multiple(text).unwrap();
+    for doc in docs.into_iter().filter(|d| d.is_object()) {
+        apply(client, doc).await;
+    }
+}
+
+/// Server-side applies one object.
+pub async fn apply(client: &kube::Client, object: Value) {
+    let (group, version) = match object["apiVersion"].as_str().unwrap().split_once('/') {
+        Some((g, v)) => (g.to_string(), v.to_string()),
+        None => (
+            String::new(),
+            object["apiVersion"].as_str().unwrap().to_string(),
+        ),
+    };
+    let gvk = GroupVersionKind::gvk(&group, &version, object["kind"].as_str().unwrap());
+    let (resource, caps) = kube::discovery::pinned_kind(client, &gvk).await.unwrap();
+    let name = object["metadata"]["name"].as_str().unwrap().to_string();
+    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
+        Some(ns) if caps.scope == kube::discovery::Scope::Namespaced => {
+            Api::namespaced_with(client.clone(), ns, &resource)
+        }
+        _ => Api::all_with(client.clone(), &resource),
+    };
+    let params = PatchParams::apply("real-cluster-suite").force();
+    api.patch(&name, &params, &Patch::Apply(&object))
+        .await
+        .unwrap_or_else(|e| panic!("apply {gvk:?} {name}: {e}"));
+}
+
+/// kube-arbiter as installed, and clients for its HTTPS port.
+pub struct Installed {
+    pub setup: Setup,
+    pub port: u16,
+    pub certs: PathBuf,
+    process: Option<Spawned>,
+    /// The log of the processes before a restart.
+    earlier_log: String,
+    args: Vec<String>,
+    /// Trusts kube-arbiter's CA and presents kube-scheduler's certificate.
+    pub scheduler_client: reqwest::Client,
+    /// Trusts kube-arbiter's CA, presents nothing.
+    pub anonymous: reqwest::Client,
+}
+
+impl Installed {
+    pub fn url(&self, path: &str) -> String {
+        format!("https://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Everything kube-arbiter has logged so far (every restart's).
+    pub fn log(&self) -> String {
+        let current = self.process.as_ref().map(Spawned::log).unwrap_or_default();
+        format!("{}{current}", self.earlier_log)
+    }
+
+    /// The WARN and ERROR lines of its log.
+    pub fn warnings(&self) -> Vec<String> {
+        self.log()
+            .lines()
+            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Stops kube-arbiter (SIGKILL, as a node loss does).
+    pub fn kill(&mut self) {
+        if let Some(process) = self.process.take() {
+            self.earlier_log.push_str(&process.log());
+        }
+    }
+
+    /// Starts it again on the same port and waits until it is ready.
+    pub async fn restart(&mut self) {
+        self.kill();
+        self.process = Some(spawn(&self.args));
+        self.wait_ready().await;
+    }
+
+    async fn wait_ready(&self) {
+        let start = Instant::now();
+        loop {
+            if let Ok(r) = self.anonymous.get(self.url("/readyz")).send().await
+                && r.status() == 200
+            {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "kube-arbiter not ready:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+fn spawn(args: &[String]) -> Spawned {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The program's own log filter, as deployed.
+    Spawned::until_filtered(&args, None, "listening on https://").0
+}
+
+/// Installs kube-arbiter on `plane` and starts kube-scheduler configured
+/// for it; returns once kube-arbiter is ready and kube-scheduler leads.
+pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
+    let admin = plane.admin.clone();
+    // Step 1: certificates, for the Service names and loopback.
+    let certs = plane.dir.join("kube-arbiter-certs");
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["certs", "--out", certs.to_str().unwrap()])
+        .args(["--dns", "kube-arbiter.kube-system.svc", "--ip", "127.0.0.1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "certs: {out:?}");
+    let read = |f: &str| std::fs::read_to_string(certs.join(f)).unwrap();
+    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
+    let ca_bundle = b64(read("ca.crt"));
+
+    // Step 2: RBAC, the PriorityClasses kube-arbiter itself runs with.
+    apply_yaml(&admin, &manifest("rbac.yaml")).await;
+    apply_yaml(&admin, &manifest("priorityclasses.yaml")).await;
+
+    // The process, with its ServiceAccount's token.
+    let port = free_port();
+    let token = service_account_token(&admin, "kube-system", "kube-arbiter").await;
+    let kubeconfig = plane.dir.join("kube-arbiter.kubeconfig");
+    pki::write_kubeconfig(
+        &kubeconfig,
+        &plane.api_url,
+        &plane.ca.cert_pem,
+        User::Token(&token),
+    );
+    let configmap = match setup.role {
+        Role::NextToInTreePlugins => "configmap.yaml",
+        Role::Enforcer => "configmap-enforcer.yaml",
+    };
+    let configmap: Value = serde_saphyr::from_str(&manifest(configmap)).unwrap();
+    let config_file = plane.dir.join("kube-arbiter-config.yaml");
+    std::fs::write(
+        &config_file,
+        configmap["data"]["config.yaml"].as_str().unwrap(),
+    )
+    .unwrap();
+    let args = deployment_args(setup.role, &certs, &config_file, &kubeconfig, port);
+    let scheduler_pair = reqwest::Identity::from_pem(
+        format!(
+            "{}{}",
+            read("scheduler-client.crt"),
+            read("scheduler-client.key")
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let trust = reqwest::Certificate::from_pem(read("ca.crt").as_bytes()).unwrap();
+    let builder = || {
+        reqwest::Client::builder()
+            .tls_backend_rustls()
+            .tls_certs_only([trust.clone()])
+            .timeout(Duration::from_secs(30))
+    };
+    let installed = Installed {
+        setup,
+        port,
+        certs: certs.clone(),
+        process: Some(spawn(&args)),
+        earlier_log: String::new(),
+        args,
+        scheduler_client: builder().identity(scheduler_pair).build().unwrap(),
+        anonymous: builder().build().unwrap(),
+    };
+    installed.wait_ready().await;
+
+    // Step 3: the webhook configurations, caBundle filled in.
+    for (file, path) in [
+        ("mutating-webhook.yaml", "/admission/priority"),
+        ("validating-webhook.yaml", "/admission/priorityclass"),
+    ] {
+        let mut object: Value = serde_saphyr::from_str(&manifest(file)).unwrap();
+        for webhook in object["webhooks"].as_array_mut().unwrap() {
+            webhook["clientConfig"] = json!({
+                "url": format!("https://127.0.0.1:{port}{path}"),
+                "caBundle": ca_bundle,
+            });
+        }
+        apply(&admin, object).await;
+    }
+
+    // Step 4: kube-scheduler's extenders entry, filled in.
+    let scheduler_config = match setup.role {
+        Role::NextToInTreePlugins => "scheduler-config.yaml",
+        Role::Enforcer => "scheduler-config-enforcer.yaml",
+    };
+    let mut config = manifest(scheduler_config)
+        .replace(
+            "https://kube-arbiter.kube-system.svc:8443/scheduler",
+            &format!("https://127.0.0.1:{port}/scheduler"),
+        )
+        .replace("REPLACE_WITH_CA_BUNDLE", &ca_bundle)
+        .replace(
+            "REPLACE_WITH_SCHEDULER_CLIENT_CERT",
+            &b64(read("scheduler-client.crt")),
+        )
+        .replace(
+            "REPLACE_WITH_SCHEDULER_CLIENT_KEY",
+            &b64(read("scheduler-client.key")),
+        );
+    if setup.nodes_mode {
+        assert!(config.contains("nodeCacheCapable: true"));
+        config = config.replace("nodeCacheCapable: true", "nodeCacheCapable: false");
+    }
+    assert!(!config.contains("REPLACE_WITH"), "a placeholder is left");
+    plane.start_scheduler(&config).await;
+    installed
+}
+
+/// The Deployment's container args, with its mounted files replaced by
+/// this test's and `--listen` on loopback; as the enforcer, without
+/// `--disable-bind-verb` (the README's step 4).
+fn deployment_args(
+    role: Role,
+    certs: &Path,
+    config: &Path,
+    kubeconfig: &Path,
+    port: u16,
+) -> Vec<String> {
+    let deployment: Value = serde_saphyr::from_str(&manifest("deployment.yaml")).unwrap();
+    let shipped = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap();
+    let mut args: Vec<String> = shipped
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .skip_while(|a| a == "serve")
+        .filter(|a| !(role == Role::Enforcer && a == "--disable-bind-verb"))
+        .map(|a| {
+            a.replace("/etc/kube-arbiter/tls/", &format!("{}/", certs.display()))
+                .replace(
+                    "/etc/kube-arbiter/config/config.yaml",
+                    config.to_str().unwrap(),
+                )
+        })
+        .collect();
+    assert!(
+        !args.iter().any(|a| a.starts_with("/etc/")),
+        "a mounted path is left in {args:?}"
+    );
+    args.extend([
+        "--listen".to_string(),
+        format!("127.0.0.1:{port}"),
+        "--kubeconfig".to_string(),
+        kubeconfig.to_string_lossy().to_string(),
+    ]);
+    args
+}
+
+/// A TokenRequest token of a ServiceAccount (an hour).
+pub async fn service_account_token(client: &kube::Client, ns: &str, name: &str) -> String {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
+    let request: TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))
+            .unwrap();
+    let answer = accounts
+        .create_token_request(name, &PostParams::default(), &request)
+        .await
+        .unwrap_or_else(|e| panic!("token for {ns}/{name}: {e}"));
+    answer.status.unwrap().token
+}

@@ -1,0 +1,15 @@
+//! The real-cluster harness: a real control plane on loopback
+//! ([`control_plane`]), kube-arbiter installed on it as an operator would
+//! ([`install`]), the kubelet's part ([`kubelet`]), and what the stories
+//! create and wait for ([`cluster`]).
+
+pub mod cluster;
+pub mod control_plane;
+pub mod install;
+pub mod kubelet;
+pub mod pki;
+pub mod process;
+
+pub fn install_crypto_provider() {
+    crate::common::install_provider();
+}

@@ -1,0 +1,71 @@
+//! A child process of the real control plane: its output in a log file
+//! under the test's folder, killed when dropped.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+pub struct Process {
+    pub name: String,
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl Process {
+    /// Starts `bin ARGS...`, its stdout and stderr appended to
+    /// `dir/NAME.log`.
+    pub fn spawn(name: &str, bin: &Path, args: &[String], dir: &Path) -> Self {
+        let log = dir.join(format!("{name}.log"));
+        let out = File::options()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap();
+        let err = out.try_clone().unwrap();
+        let child = Command::new(bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        Self {
+            name: name.to_string(),
+            child,
+            log,
+        }
+    }
+
+    /// Whether it has exited (and how).
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().unwrap()
+    }
+
+    /// The last `lines` lines of its log.
+    pub fn tail(&self, lines: usize) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    /// SIGKILL and reap.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A loopback port nobody listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
