@@ -237,12 +237,13 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Issue 14's throughput goal: a burst of 1,000 replicas (zone spread and
-/// hostname anti-affinity) on 1,000 and 5,000 nodes, kube-arbiter as the
-/// enforcer's setup (bind verb, `role: enforcer`) with the driver's own
-/// enforcement on: pods/s of the first pass with kube-arbiter (waiting,
-/// and with the in-flight wait off) against the driver alone, and where a pod's
-/// cycle time goes. `BURST_REPS` (3) bursts per variant, each cleaned up.
+/// Throughput as the enforcer (docs/burst-safety.md): a burst of 1,000
+/// replicas (zone spread and hostname anti-affinity) on 1,000 and 5,000
+/// nodes, kube-arbiter as the enforcer's setup (bind verb, `role:
+/// enforcer`) with the driver's own enforcement on: pods/s of the first
+/// pass with kube-arbiter (waiting, and with the in-flight wait off)
+/// against the driver alone, and where a pod's cycle time goes.
+/// `BURST_REPS` (3) bursts per variant, each cleaned up.
 /// `cargo bench --bench burst_reports -- throughput_report`
 async fn throughput_report() {
     let reps = env_or("BURST_REPS", 3);
@@ -314,13 +315,13 @@ async fn throughput_report() {
     }
 }
 
-/// Issue 26's bar: the API server takes 300 ms per Binding, kube-scheduler
-/// binds itself (no bind verb: the shipped `scheduler-config.yaml`) and
-/// its in-tree plugins enforce the rules (the driver's own filter). Each
-/// burst's duration, from the first cycle to the last Binding committed,
-/// for the driver alone, with kube-arbiter next to the in-tree plugins
-/// (never waits) and with kube-arbiter as the enforcer (waits for each
-/// related pod's Binding), interleaved in one run; `BURST_REPLICAS` (30)
+/// The slow-binding bar: the API server takes 300 ms per Binding,
+/// kube-scheduler binds itself (no bind verb: the shipped
+/// `scheduler-config.yaml`) and its in-tree plugins enforce the rules (the
+/// driver's own filter). Each burst's duration, from the first cycle to
+/// the last Binding committed, for the driver alone, with kube-arbiter
+/// next to the in-tree plugins (never waits) and with kube-arbiter as the
+/// enforcer (waits for each related pod's Binding), interleaved in one run; `BURST_REPLICAS` (30)
 /// per burst, `BURST_REPS` (3) bursts per variant and rule set.
 /// `cargo bench --bench burst_reports -- slow_binding_report`
 async fn slow_binding_report() {

@@ -3,7 +3,7 @@
 # kube-scheduler and kube-apiserver (Go) offer them, AES-128-GCM first
 # (scripts/go-client-tls.cnf), so a request costs what it costs when they
 # call. CLIENT_TLS=openssl keeps OpenSSL's own order (AES-256-GCM first),
-# which the numbers before 2026-11-27's seventh issue-27 session used.
+# the default of wrk, curl and python.
 case ${CLIENT_TLS:-go} in
     go) export OPENSSL_CONF="$PWD/scripts/go-client-tls.cnf" ;;
     openssl) ;;

@@ -14,8 +14,8 @@
 # for each pod (filter, then prioritize of the same pod) and reports the
 # mean time per pod. Admission and healthz are also driven over 8
 # connections for throughput, the review both pretty-printed (the example
-# file) and compact (as kube-apiserver sends it). The request bodies are
-# those of issue 14 (scripts/filter_body.py).
+# file) and compact (as kube-apiserver sends it). The request bodies come
+# from scripts/filter_body.py (docs/benchmarks.md, "Cluster shapes").
 #
 # The rows above serve the cluster from the state file (--cluster-state),
 # where the in-flight ledger is off. The `live-` rows send the same bodies
@@ -54,7 +54,7 @@
 #       10-300 replicas over 50 namespaces: 30 % with a hard zone spread,
 #       10 % each required hostname anti-affinity, preferred pod affinity
 #       and required node affinity, 5 % GPU; a PDB on every 2nd.
-#   SHAPE=second  issue 27's: 10 zones, 20 images per node; Deployments of
+#   SHAPE=second  10 zones, 20 images per node; Deployments of
 #       100 replicas over 50 namespaces: 30 % with a hard zone spread, 10 %
 #       with required hostname anti-affinity, the rest unconstrained; a PDB
 #       on every 5th.

@@ -12,7 +12,7 @@ a failure (a typo in apiVersion or kind must not pass silently), except:
   published CRDs) and by check_cert_manager() for the rules cert-manager's
   own webhook adds.
 Duplicate mapping keys, which YAML loaders silently collapse, are errors too.
-The security settings of issue 22 are checked as well, per document and
+The security settings of docs/security.md are checked as well, per document and
 across the files of one run: see "Security checks" below.
 
 kube-arbiter's `scheduling.role` must describe the kube-scheduler profile
@@ -429,7 +429,7 @@ def check_custom_resource(doc, schema):
     return errors or check_cert_manager(doc)
 
 
-# --- Security checks (issue 22, docs/security.md) -------------------------
+# --- Security checks (docs/security.md) ----------------------------------
 # Per document:
 # - no string anywhere in any document is the flag that serves the extender
 #   verbs without client authentication;

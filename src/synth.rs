@@ -134,10 +134,11 @@ impl SynthParams {
         }
     }
 
-    /// The second shape (issue 27): nodes with 20 images over 10 zones;
-    /// Deployments of 100 replicas over 50 namespaces, 30 % with a hard
-    /// zone spread, 10 % with required hostname anti-affinity, the rest
-    /// unconstrained; a PDB on every fifth Deployment.
+    /// The second shape, the load scripts' other cluster: nodes with 20
+    /// images over 10 zones; Deployments of 100 replicas over 50
+    /// namespaces, 30 % with a hard zone spread, 10 % with required
+    /// hostname anti-affinity, the rest unconstrained; a PDB on every fifth
+    /// Deployment.
     pub fn second_shape(nodes: usize, pods: usize) -> Self {
         Self {
             zones: 10,

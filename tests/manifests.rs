@@ -361,8 +361,9 @@ fn the_shipped_manifests_pass_the_security_checks_as_a_complete_set() {
     );
 }
 
-/// Issue 22: nothing in manifests/ may serve the extender verbs without
-/// client authentication, and the validator refuses each loosened setting.
+/// The security model (docs/security.md): nothing in manifests/ may serve
+/// the extender verbs without client authentication, and the validator
+/// refuses each loosened setting.
 #[test]
 fn the_validator_refuses_the_insecure_flag_and_loosened_security_settings() {
     let deployment = manifest_text("deployment.yaml");

@@ -70,14 +70,15 @@ fn other_routes() -> Router<AppState> {
 }
 
 /// Request bodies up to this size are decided on the async worker that read
-/// them: a filter over 5,000 NodeNames (~220 KB, ~0.3 ms of work) or a
+/// them: a filter over 5,000 NodeNames (~220 KB, ~0.5 ms of work) or a
 /// preempt over 200 nodes (~64 KB). Handing such work to the blocking pool
 /// costs two thread wake-ups (about 0.1 ms, more on a busy machine), and
 /// even `block_in_place` wakes a thread to take over the worker's queue,
 /// which then competes with the split's helper for the other core: the
-/// 5,000-name filter measured 5 % faster inline (p50, same run). The other
-/// worker takes queued tasks meanwhile. Larger bodies are decided in place
-/// ([`run_in_place`]).
+/// 5,000-name filter measured 5 % faster inline (p50, same run). The HTTPS
+/// listener's runtime has one worker (`server::requests_runtime`), so its
+/// other connections, probes and reviews included, wait behind such a
+/// decision. Larger bodies are decided in place ([`run_in_place`]).
 const INLINE_BODY_MAX: usize = 256 << 10;
 
 /// Request bodies up to this size are decided in place; larger ones (a
@@ -122,7 +123,8 @@ async fn run_sized_async(
 /// thread (`block_in_place`): admission reviews and probes are not held
 /// up, and the request does not wait for the two thread wake-ups of a trip
 /// through the blocking pool, which on a busy machine cost more than the
-/// work. A runtime that cannot do that (one thread) uses the blocking pool.
+/// work. A current-thread runtime cannot do that and uses the blocking
+/// pool; the HTTPS listener's one-worker runtime is multi-thread and can.
 async fn run_in_place(work: impl FnOnce() -> Response + Send + 'static) -> Response {
     let multi_thread = tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);

@@ -465,7 +465,7 @@ mod tests {
 
     /// NodeResourcesFitArgs `ignoredResources`: an extended resource
     /// another extender manages is not checked, so explain judges the pod
-    /// on cpu and finds the victim (issue 23's vgpu setup).
+    /// on cpu and finds the victim (a GPU-sharing setup: `example.com/vgpu-mem`).
     #[test]
     fn ignored_extended_resources_are_not_checked() {
         let s = Snapshot::build(ClusterObjects {

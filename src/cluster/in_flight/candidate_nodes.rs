@@ -10,8 +10,8 @@ use crate::model::Node;
 /// the candidates' places in it. Recording a pod's few hundred candidates
 /// as node handles took a reference count on each node object, a cache
 /// miss apiece, and gave each back when the entry went: on the served
-/// path that was about a tenth of a live `prioritize` (docs/benchmarks.md,
-/// issue 27's eleventh session). Holding the list keeps that version's
+/// path that was about a tenth of a live `prioritize`
+/// (docs/extender-performance.md). Holding the list keeps that version's
 /// changed chunks alive while the pod is in flight, a few KB per entry
 /// (docs/memory.md).
 #[derive(Debug, Clone)]

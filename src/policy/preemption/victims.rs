@@ -575,7 +575,7 @@ mod tests {
 
     /// What Kubernetes 1.32-1.35 count as a pod's resources, seen through
     /// victim selection (SelectVictimsOnNode with NodeResourcesFit). Each
-    /// row is an issue setup; `want` is the victims, or `None` when
+    /// row names the behaviour it pins; `want` is the victims, or `None` when
     /// preemption cannot help.
     #[test]
     fn resources_as_current_kubernetes_counts_them_table() {

@@ -539,7 +539,7 @@ pub(crate) mod tests {
         assert!(out.spread.is_none());
     }
 
-    /// Issue 23's setup: a standalone ReplicaSet's pods all rank 0
+    /// A ReplicaSet no Deployment owns: its pods all rank 0
     /// (upstream `getReplicaSetsWithSameController` finds nothing), so the
     /// pod ready most recently goes, not one of the two sharing n1.
     #[test]
