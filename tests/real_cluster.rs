@@ -281,3 +281,56 @@ async fn extender_verbs_need_kube_schedulers_certificate() {
         .unwrap();
     assert_eq!(ok.status(), 200);
 }
+
+/// 1.35 and later: a profile with an extender schedules without
+/// OpportunisticBatching, and kube-scheduler says so when it builds the
+/// profile (`frameworkImpl.computeBatchablePlugins`,
+/// pkg/scheduler/framework/runtime/framework.go): every pod, even the
+/// thirtieth identical replica, gets its own filter call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn v1_37_an_extender_turns_off_opportunistic_batching() {
+    let (plane, arbiter) = cluster_with("batching", Setup::new(Role::NextToInTreePlugins)).await;
+    let log = plane.scheduler_log();
+    let line = log
+        .lines()
+        .find(|l| {
+            l.contains("Disabling signatures for profile because it has extenders configured")
+        })
+        .unwrap_or_else(|| panic!("kube-scheduler did not turn batching off:\n{log}"));
+    assert!(line.contains("profile=\"default-scheduler\""), "{line}");
+    let client = plane.admin.clone();
+    nodes(&client, &["za", "zb"], 2).await;
+    deployment(&client, NS, "same", 12, json!({})).await;
+    wait_bound(&client, NS, "same", 12).await;
+    let metrics = arbiter.metrics(&client).await;
+    assert_eq!(requests(&metrics, "/scheduler/filter"), 12, "{metrics}");
+}
+
+/// A pod only one node can take: kube-scheduler calls filter with that
+/// node and, with one feasible node left, binds without calling
+/// prioritize (`schedulePod`: "When only one node after predicate, just
+/// use it", pkg/scheduler/schedule_one.go).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn a_pod_one_node_can_take_is_filtered_and_never_prioritized() {
+    let (plane, arbiter) = cluster_with("one-node", Setup::new(Role::NextToInTreePlugins)).await;
+    let client = plane.admin.clone();
+    nodes(&client, &["za"], 3).await;
+    let pinned = json!({"nodeSelector": {"kubernetes.io/hostname": "za-n1"}});
+    deployment(&client, NS, "pinned", 1, pinned).await;
+    assert_eq!(wait_bound(&client, NS, "pinned", 1).await, ["za-n1"]);
+    let metrics = arbiter.metrics(&client).await;
+    assert_eq!(requests(&metrics, "/scheduler/filter"), 1, "{metrics}");
+    assert_eq!(requests(&metrics, "/scheduler/prioritize"), 0, "{metrics}");
+}
+
+/// The requests kube-arbiter answered on `route`, any status.
+fn requests(metrics: &str, route: &str) -> u64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("kube_arbiter_http_requests_total{"))
+        .filter(|l| l.contains(&format!("route=\"{route}\"")))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}

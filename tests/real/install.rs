@@ -139,6 +139,43 @@ impl Installed {
         self.wait_ready().await;
     }
 
+    /// `/metrics` as Prometheus reads it: with the token of a
+    /// ServiceAccount allowed `get` on the non-resource URL `/metrics`
+    /// (made on first use).
+    pub async fn metrics(&self, admin: &kube::Client) -> String {
+        let reader = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "metrics-reader"},
+            "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+        });
+        apply(admin, reader).await;
+        apply(
+            admin,
+            json!({
+                "apiVersion": "v1", "kind": "ServiceAccount",
+                "metadata": {"name": "metrics-reader", "namespace": "kube-system"},
+            }),
+        )
+        .await;
+        apply(admin, json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "metrics-reader"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "metrics-reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "metrics-reader", "namespace": "kube-system"}],
+        }))
+        .await;
+        let token = service_account_token(admin, "kube-system", "metrics-reader").await;
+        let response = self
+            .anonymous
+            .get(self.url("/metrics"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "GET /metrics with a reader's token");
+        response.text().await.unwrap()
+    }
+
     async fn wait_ready(&self) {
         let start = Instant::now();
         loop {
