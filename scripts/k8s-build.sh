@@ -8,7 +8,9 @@
 # 1.37 and 1.34: etcd, kube-apiserver, kube-controller-manager and
 # kube-scheduler (k8s.io/kubernetes with every k8s.io/* staging module
 # replaced by its v0.x tag, as out-of-tree scheduler plugins build it; etcd
-# at the version that release pins). helm: the helm CLI.
+# at the version that release pins; with 1.37 also noop-extender, the
+# standard-library extender the throughput benchmark compares with). helm:
+# the helm CLI.
 #
 # A build is skipped when its folder holds every binary and the stamp of the
 # go.sum it was built from; Go's own build cache (GOCACHE) makes a rebuild
@@ -46,7 +48,7 @@ build() {
     echo "k8s-build: built $label in $((SECONDS - started)) s"
     for pkg in "$@"; do
         bin=$out/$(basename "$pkg")
-        printf '  %-26s %s\n' "$(basename "$pkg")" "$("$bin" --version 2>/dev/null | head -n 1)"
+        printf '  %-26s %s\n' "$(basename "$pkg")" "$("$bin" --version 2>/dev/null | head -n 1 || true)"
     done
 }
 
@@ -64,11 +66,14 @@ kubernetes() {
     ld+=" -X k8s.io/client-go/pkg/version.gitVersion=$version"
     ld+=" -X k8s.io/client-go/pkg/version.gitMajor=1"
     ld+=" -X k8s.io/client-go/pkg/version.gitMinor=${minor#1.}"
+    local extra=()
+    # The do-nothing extender the throughput benchmark compares with.
+    [ -d "$module/noop-extender" ] && extra=(./noop-extender)
     build "Kubernetes $version" "$module" "$root/target/k8s/$version" "$ld" \
         k8s.io/kubernetes/cmd/kube-apiserver \
         k8s.io/kubernetes/cmd/kube-controller-manager \
         k8s.io/kubernetes/cmd/kube-scheduler \
-        ./etcd
+        ./etcd "${extra[@]}"
 }
 
 helm() {

@@ -292,6 +292,10 @@ impl Spawned {
         self.log.lock().unwrap().clone()
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn sigterm(&self) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])

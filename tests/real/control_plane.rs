@@ -310,6 +310,24 @@ impl ControlPlane {
         }
     }
 
+    /// Stops kube-scheduler and deletes its Lease, so that the next one
+    /// leads at once instead of waiting for the lease to expire.
+    pub async fn stop_scheduler(&mut self) {
+        if let Some(mut scheduler) = self.scheduler.take() {
+            scheduler.kill();
+        }
+        let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+            Api::namespaced(self.admin.clone(), "kube-system");
+        let _ = leases
+            .delete("kube-scheduler", &kube::api::DeleteParams::default())
+            .await;
+    }
+
+    /// kube-scheduler's process id, while it runs.
+    pub fn scheduler_pid(&self) -> Option<u32> {
+        self.scheduler.as_ref().map(Process::pid)
+    }
+
     /// kube-scheduler's log so far.
     pub fn scheduler_log(&self) -> String {
         self.scheduler

@@ -125,6 +125,29 @@ impl Installed {
             .collect()
     }
 
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(Spawned::pid)
+    }
+
+    /// Restarts kube-arbiter configured for `role` (its ConfigMap, and the
+    /// bind verb mounted only for the enforcer), on the same port.
+    pub async fn switch_role(&mut self, role: Role) {
+        let config = self
+            .args
+            .iter()
+            .skip_while(|a| *a != "--config")
+            .nth(1)
+            .cloned()
+            .unwrap();
+        std::fs::write(&config, shipped_config(role)).unwrap();
+        self.args.retain(|a| a != "--disable-bind-verb");
+        if role == Role::NextToInTreePlugins {
+            self.args.push("--disable-bind-verb".to_string());
+        }
+        self.setup.role = role;
+        self.restart().await;
+    }
+
     /// Stops kube-arbiter (SIGKILL, as a node loss does).
     pub fn kill(&mut self) {
         if let Some(process) = self.process.take() {
@@ -230,17 +253,8 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
         &plane.ca.cert_pem,
         User::Token(&token),
     );
-    let configmap = match setup.role {
-        Role::NextToInTreePlugins => "configmap.yaml",
-        Role::Enforcer => "configmap-enforcer.yaml",
-    };
-    let configmap: Value = serde_saphyr::from_str(&manifest(configmap)).unwrap();
     let config_file = plane.dir.join("kube-arbiter-config.yaml");
-    std::fs::write(
-        &config_file,
-        configmap["data"]["config.yaml"].as_str().unwrap(),
-    )
-    .unwrap();
+    std::fs::write(&config_file, shipped_config(setup.role)).unwrap();
     let args = deployment_args(setup.role, &certs, &config_file, &kubeconfig, port);
     let scheduler_pair = reqwest::Identity::from_pem(
         format!(
@@ -286,16 +300,40 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
     }
 
     // Step 4: kube-scheduler's extenders entry, filled in.
-    let scheduler_config = match setup.role {
+    let config = scheduler_config(&installed, setup);
+    plane.start_scheduler(&config).await;
+    installed
+}
+
+/// The config.yaml of the shipped ConfigMap for `role`.
+fn shipped_config(role: Role) -> String {
+    let configmap = match role {
+        Role::NextToInTreePlugins => "configmap.yaml",
+        Role::Enforcer => "configmap-enforcer.yaml",
+    };
+    let configmap: Value = serde_saphyr::from_str(&manifest(configmap)).unwrap();
+    configmap["data"]["config.yaml"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The shipped kube-scheduler configuration for `setup.role`, its
+/// `extenders:` entry filled in as the README says (CA, client pair) and
+/// pointing at `installed`.
+pub fn scheduler_config(installed: &Installed, setup: Setup) -> String {
+    let read = |f: &str| std::fs::read_to_string(installed.certs.join(f)).unwrap();
+    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
+    let file = match setup.role {
         Role::NextToInTreePlugins => "scheduler-config.yaml",
         Role::Enforcer => "scheduler-config-enforcer.yaml",
     };
-    let mut config = manifest(scheduler_config)
+    let mut config = manifest(file)
         .replace(
             "https://kube-arbiter.kube-system.svc:8443/scheduler",
-            &format!("https://127.0.0.1:{port}/scheduler"),
+            &format!("https://127.0.0.1:{}/scheduler", installed.port),
         )
-        .replace("REPLACE_WITH_CA_BUNDLE", &ca_bundle)
+        .replace("REPLACE_WITH_CA_BUNDLE", &b64(read("ca.crt")))
         .replace(
             "REPLACE_WITH_SCHEDULER_CLIENT_CERT",
             &b64(read("scheduler-client.crt")),
@@ -309,8 +347,7 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
         config = config.replace("nodeCacheCapable: true", "nodeCacheCapable: false");
     }
     assert!(!config.contains("REPLACE_WITH"), "a placeholder is left");
-    plane.start_scheduler(&config).await;
-    installed
+    config
 }
 
 /// The Deployment's container args, with its mounted files replaced by

@@ -48,6 +48,10 @@ impl Process {
         all[all.len().saturating_sub(lines)..].join("\n")
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL and reap.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
@@ -68,4 +72,23 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// CPU seconds (user and system) process `pid` has used so far, from
+/// `/proc/PID/stat` (fields 14 and 15, in clock ticks of 1/100 s on Linux).
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command name (field 2) may hold spaces; the fields after its ')'
+    // start with field 3.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i - 3)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (ticks(14) + ticks(15)) as f64 / 100.0
 }
