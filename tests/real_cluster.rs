@@ -160,8 +160,8 @@ fn bare_pod(name: &str, class: Option<&str>) -> Pod {
 
 /// Pod admission through kube-apiserver with kube-arbiter's webhooks
 /// registered: a class created a moment before its pod is resolved (five
-/// times over, since the view's lag made it a coin toss), the globalDefault
-/// applies to a pod without a class, an unknown class is refused with
+/// times over, since the view's lag made it a coin toss), the shipped
+/// globalDefault applies to a pod without a class, an unknown class is refused with
 /// upstream's words, and a second globalDefault is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the real control plane: scripts/e2e.sh"]
@@ -183,10 +183,8 @@ async fn admission_resolves_priority_through_the_api_server() {
         assert_eq!(pod.spec.unwrap().priority, Some(1000 + i));
     }
 
-    classes
-        .create(&create, &priority_class("everyday", 500, true))
-        .await
-        .unwrap();
+    // The shipped priorityclasses.yaml makes default-priority (1000) the
+    // globalDefault.
     let pod = pods
         .create(&create, &bare_pod("plain", None))
         .await
@@ -194,7 +192,7 @@ async fn admission_resolves_priority_through_the_api_server() {
     let spec = pod.spec.unwrap();
     assert_eq!(
         (spec.priority, spec.priority_class_name.as_deref()),
-        (Some(500), Some("everyday"))
+        (Some(1000), Some("default-priority"))
     );
 
     let refused = pods
@@ -333,4 +331,46 @@ fn requests(metrics: &str, route: &str) -> u64 {
         .filter(|l| l.contains(&format!("route=\"{route}\"")))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as u64
+}
+
+/// The README's demo cluster on a real control plane, kube-arbiter the
+/// enforcer: the fifth shop/checkout replica, Pending there, is bound to
+/// one of the three nodes the README's filter answer names, and the GPU
+/// trainer that fits nowhere is reported in a FailedScheduling event.
+async fn demo_cluster_schedules_through_kube_arbiter(name: &str, nodes_mode: bool) {
+    let setup = Setup {
+        role: Role::Enforcer,
+        nodes_mode,
+    };
+    let mut plane = ControlPlane::start(name).await;
+    let _arbiter = install(&mut plane, setup).await;
+    let client = plane.admin.clone();
+    let pending = cluster::load_demo(&plane).await;
+    assert!(
+        pending.contains(&"shop/checkout-58c7d9f6b4-n5kq8".to_string()),
+        "{pending:?}"
+    );
+    let checkout: Api<Pod> = Api::namespaced(client.clone(), "shop");
+    let node = common::eventually("the checkout replica to be bound", || async {
+        let pod = checkout.get("checkout-58c7d9f6b4-n5kq8").await.ok()?;
+        pod.spec?.node_name
+    })
+    .await;
+    assert!(
+        ["node-a2", "node-a3", "node-c2"].contains(&node.as_str()),
+        "checkout bound to {node}"
+    );
+    cluster::wait_failed_scheduling(&client, "batch", "nvidia.com/gpu").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn demo_cluster_schedules_through_kube_arbiter_node_names_mode() {
+    demo_cluster_schedules_through_kube_arbiter("demo-node-names", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn demo_cluster_schedules_through_kube_arbiter_nodes_mode() {
+    demo_cluster_schedules_through_kube_arbiter("demo-nodes", true).await;
 }

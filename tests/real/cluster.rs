@@ -170,3 +170,74 @@ pub fn per_zone(nodes: &[String]) -> BTreeMap<String, usize> {
     }
     counts
 }
+
+/// Loads `examples/demo-cluster.yaml` into the cluster as
+/// `kubectl create` would recreate it: its Namespaces, PriorityClasses,
+/// Nodes (with their status), PodDisruptionBudgets and the Pending and
+/// running Pods (running ones created on their node; finished ones and
+/// the workload owners left out, and the pods' owner references dropped,
+/// or the garbage collector would delete pods whose owner is not there).
+/// Returns the names of the pods that were Pending there, as `ns/name`.
+pub async fn load_demo(plane: &super::control_plane::ControlPlane) -> Vec<String> {
+    let client = &plane.admin;
+    let path = format!("{}/examples/demo-cluster.yaml", env!("CARGO_MANIFEST_DIR"));
+    let list: Value = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let items = list["items"].as_array().unwrap();
+    let mut pending = Vec::new();
+    for kind in [
+        "Namespace",
+        "PriorityClass",
+        "Node",
+        "PodDisruptionBudget",
+        "Pod",
+    ] {
+        for item in items.iter().filter(|i| i["kind"] == kind) {
+            let mut object = item.clone();
+            let meta = object["metadata"].as_object_mut().unwrap();
+            for field in [
+                "uid",
+                "resourceVersion",
+                "creationTimestamp",
+                "ownerReferences",
+                "managedFields",
+            ] {
+                meta.remove(field);
+            }
+            if kind == "Pod" {
+                let phase = object["status"]["phase"].as_str().unwrap_or("Pending");
+                if phase == "Succeeded" || phase == "Failed" {
+                    continue;
+                }
+                // Admission computes it from the class, and refuses a pod
+                // that brings its own.
+                object["spec"].as_object_mut().unwrap().remove("priority");
+                if object["spec"]["nodeName"].is_null() {
+                    pending.push(format!(
+                        "{}/{}",
+                        object["metadata"]["namespace"].as_str().unwrap(),
+                        object["metadata"]["name"].as_str().unwrap()
+                    ));
+                }
+            }
+            if kind != "Node" {
+                object.as_object_mut().unwrap().remove("status");
+            }
+            let name = item["metadata"]["name"].as_str().unwrap();
+            if kind == "Namespace" {
+                if ["default", "kube-system"].contains(&name) {
+                    continue;
+                }
+                super::install::create(client, object).await;
+                plane.wait_default_service_account(name).await;
+                continue;
+            }
+            if kind == "PriorityClass" {
+                // The shipped priorityclasses.yaml has the same classes.
+                super::install::apply(client, object).await;
+                continue;
+            }
+            super::install::create(client, object).await;
+        }
+    }
+    pending
+}

@@ -345,6 +345,11 @@ impl ControlPlane {
             .create(&PostParams::default(), &ns)
             .await
             .unwrap();
+        self.wait_default_service_account(name).await;
+    }
+
+    /// Waits until namespace `name` has its `default` ServiceAccount.
+    pub async fn wait_default_service_account(&self, name: &str) {
         let accounts: Api<ServiceAccount> = Api::namespaced(self.admin.clone(), name);
         let start = Instant::now();
         while accounts.get_opt("default").await.unwrap().is_none() {

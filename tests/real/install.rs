@@ -90,6 +90,38 @@ pub async fn apply(client: &kube::Client, object: Value) {
         .unwrap_or_else(|e| panic!("apply {gvk:?} {name}: {e}"));
 }
 
+/// Creates one object (POST, as `kubectl create`).
+pub async fn create(client: &kube::Client, object: Value) {
+    let (resource, api) = dynamic_api(client, &object).await;
+    let object: DynamicObject = serde_json::from_value(object).unwrap();
+    api.create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|e| panic!("create {} {:?}: {e}", resource.kind, object.metadata.name));
+}
+
+/// The API of `object`'s kind, in its namespace when it has one.
+async fn dynamic_api(
+    client: &kube::Client,
+    object: &Value,
+) -> (kube::discovery::ApiResource, Api<DynamicObject>) {
+    let (group, version) = match object["apiVersion"].as_str().unwrap().split_once('/') {
+        Some((g, v)) => (g.to_string(), v.to_string()),
+        None => (
+            String::new(),
+            object["apiVersion"].as_str().unwrap().to_string(),
+        ),
+    };
+    let gvk = GroupVersionKind::gvk(&group, &version, object["kind"].as_str().unwrap());
+    let (resource, caps) = kube::discovery::pinned_kind(client, &gvk).await.unwrap();
+    let api = match object["metadata"]["namespace"].as_str() {
+        Some(ns) if caps.scope == kube::discovery::Scope::Namespaced => {
+            Api::namespaced_with(client.clone(), ns, &resource)
+        }
+        _ => Api::all_with(client.clone(), &resource),
+    };
+    (resource, api)
+}
+
 /// kube-arbiter as installed, and clients for its HTTPS port.
 pub struct Installed {
     pub setup: Setup,
