@@ -73,6 +73,8 @@ pub struct ControlPlane {
     pub api_url: String,
     pub admin: kube::Client,
     admin_pair: Pair,
+    /// `--feature-gates` of every component ("" for none).
+    feature_gates: String,
     // Dropped (killed) in this order.
     scheduler: Option<Process>,
     controller_manager: Process,
@@ -85,6 +87,13 @@ impl ControlPlane {
     /// etcd, kube-apiserver and kube-controller-manager for the test
     /// `name`, its files in `target/tmp/real-cluster/NAME/`.
     pub async fn start(name: &str) -> Self {
+        Self::start_with(name, &[]).await
+    }
+
+    /// [`ControlPlane::start`] with these feature gates on in every
+    /// component (`GenericWorkload`), and for a gate that brings a beta
+    /// API, that API served (`scheduling.k8s.io/v1beta1`).
+    pub async fn start_with(name: &str, gates: &[&str]) -> Self {
         super::install_crypto_provider();
         let bins = Binaries::from_env();
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -130,7 +139,12 @@ impl ControlPlane {
 
         let api_port = free_port();
         let api_url = format!("https://127.0.0.1:{api_port}");
-        let apiserver_args = strings(&[
+        let feature_gates = gates
+            .iter()
+            .map(|g| format!("{g}=true"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut apiserver_args = strings(&[
             &format!("--etcd-servers={etcd_url}"),
             "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1",
@@ -152,6 +166,10 @@ impl ControlPlane {
             // controller sees a kubelet's heartbeat; there is no kubelet.
             "--disable-admission-plugins=TaintNodesByCondition",
         ]);
+        if !gates.is_empty() {
+            apiserver_args.push(format!("--feature-gates={feature_gates}"));
+            apiserver_args.push("--runtime-config=scheduling.k8s.io/v1beta1=true".to_string());
+        }
         let apiserver = Process::spawn(
             "kube-apiserver",
             &bins.bin("kube-apiserver"),
@@ -175,27 +193,32 @@ impl ControlPlane {
             User::Certificate(&ca.client("system:kube-controller-manager", &[])),
         );
 
+        let mut controller_manager_args = strings(&[
+            &format!("--kubeconfig={}", controller_manager_config.display()),
+            "--controllers=deployment,replicaset,garbagecollector,namespace,serviceaccount,serviceaccount-token,disruption",
+            "--use-service-account-credentials=true",
+            &format!("--service-account-private-key-file={}", path("sa.key")),
+            &format!("--root-ca-file={}", path("ca.crt")),
+            "--leader-elect=false",
+            "--bind-address=127.0.0.1",
+            &format!("--secure-port={}", free_port()),
+        ]);
+        if !gates.is_empty() {
+            controller_manager_args.push(format!("--feature-gates={feature_gates}"));
+        }
         let mut plane = Self {
             admin: kube_client(&admin_config).await,
             controller_manager: Process::spawn(
                 "kube-controller-manager",
                 &bins.bin("kube-controller-manager"),
-                &strings(&[
-                    &format!("--kubeconfig={}", controller_manager_config.display()),
-                    "--controllers=deployment,replicaset,garbagecollector,namespace,serviceaccount,serviceaccount-token,disruption",
-                    "--use-service-account-credentials=true",
-                    &format!("--service-account-private-key-file={}", path("sa.key")),
-                    &format!("--root-ca-file={}", path("ca.crt")),
-                    "--leader-elect=false",
-                    "--bind-address=127.0.0.1",
-                    &format!("--secure-port={}", free_port()),
-                ]),
+                &controller_manager_args,
                 &dir,
             ),
             bins,
             dir,
             ca,
             api_url,
+            feature_gates,
             admin_pair,
             scheduler: None,
             apiserver,
@@ -277,15 +300,19 @@ impl ControlPlane {
         );
         let file = self.dir.join("scheduler-config.yaml");
         std::fs::write(&file, config).unwrap();
+        let mut args = strings(&[
+            &format!("--config={}", file.display()),
+            "--bind-address=127.0.0.1",
+            &format!("--secure-port={}", free_port()),
+            "--v=2",
+        ]);
+        if !self.feature_gates.is_empty() {
+            args.push(format!("--feature-gates={}", self.feature_gates));
+        }
         self.scheduler = Some(Process::spawn(
             "kube-scheduler",
             &self.bins.bin("kube-scheduler"),
-            &strings(&[
-                &format!("--config={}", file.display()),
-                "--bind-address=127.0.0.1",
-                &format!("--secure-port={}", free_port()),
-                "--v=2",
-            ]),
+            &args,
             &self.dir,
         ));
         let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
