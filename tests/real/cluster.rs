@@ -2,12 +2,16 @@
 //! zones, workloads, and waits on conditions.
 
 use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{Value, json};
+
+use super::install::{apply, service_account_token};
 
 /// How long a burst may take to bind on a loaded 2-core machine.
 pub const BIND_PATIENCE: Duration = Duration::from_secs(180);
@@ -56,6 +60,18 @@ pub async fn node(client: &kube::Client, name: &str, zone: &str, labels: Value) 
 /// A Deployment of `replicas` pods labelled `app: NAME`, each asking for
 /// 100m CPU, with `spec` merged into the pod template's spec.
 pub async fn deployment(client: &kube::Client, ns: &str, name: &str, replicas: i32, spec: Value) {
+    deployment_annotated(client, ns, name, replicas, json!({}), spec).await;
+}
+
+/// [`deployment`] with these annotations on the Deployment itself.
+pub async fn deployment_annotated(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    replicas: i32,
+    annotations: Value,
+    spec: Value,
+) {
     let mut pod_spec = json!({
         "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
                         "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
@@ -66,7 +82,7 @@ pub async fn deployment(client: &kube::Client, ns: &str, name: &str, replicas: i
         .unwrap()
         .extend(spec.as_object().unwrap().clone());
     let deployment: Deployment = serde_json::from_value(json!({
-        "metadata": {"name": name, "namespace": ns},
+        "metadata": {"name": name, "namespace": ns, "annotations": annotations},
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
@@ -240,4 +256,86 @@ pub async fn load_demo(plane: &super::control_plane::ControlPlane) -> Vec<String
         }
     }
     pending
+}
+
+/// Polls `check` every 250 ms until it answers `Ok`, for at most
+/// [`BIND_PATIENCE`]; the panic names `what` and `check`'s last `Err`.
+pub async fn wait_for<T, E: Display>(
+    what: &str,
+    mut check: impl AsyncFnMut() -> Result<T, E>,
+) -> T {
+    let start = Instant::now();
+    loop {
+        match check().await {
+            Ok(value) => return value,
+            Err(last) => assert!(
+                start.elapsed() < BIND_PATIENCE,
+                "{what}: not after {BIND_PATIENCE:?}; last: {last}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Creates PriorityClass `name` with this value.
+pub async fn priority_class(client: &kube::Client, name: &str, value: i32) {
+    let class: PriorityClass =
+        serde_json::from_value(json!({"metadata": {"name": name}, "value": value})).unwrap();
+    Api::<PriorityClass>::all(client.clone())
+        .create(&PostParams::default(), &class)
+        .await
+        .unwrap();
+}
+
+/// Where [`account_with_rules`] grants its rules.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Grant {
+    /// A Role and RoleBinding in the account's namespace.
+    InNamespace,
+    /// A ClusterRole and ClusterRoleBinding.
+    ClusterWide,
+}
+
+/// ServiceAccount `ns/name`, granted RBAC `rules` (a JSON array of
+/// PolicyRules) as `grant` says; returns a TokenRequest token for it.
+pub async fn account_with_rules(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    grant: Grant,
+    rules: Value,
+) -> String {
+    apply(
+        client,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": name, "namespace": ns}}),
+    )
+    .await;
+    let (role_kind, binding_kind, role_name, role_meta) = match grant {
+        Grant::InNamespace => (
+            "Role",
+            "RoleBinding",
+            name.to_string(),
+            json!({"name": name, "namespace": ns}),
+        ),
+        Grant::ClusterWide => {
+            let role_name = format!("{ns}-{name}");
+            let meta = json!({"name": role_name});
+            ("ClusterRole", "ClusterRoleBinding", role_name, meta)
+        }
+    };
+    let rbac = "rbac.authorization.k8s.io/v1";
+    apply(
+        client,
+        json!({"apiVersion": rbac, "kind": role_kind, "metadata": role_meta, "rules": rules}),
+    )
+    .await;
+    apply(
+        client,
+        json!({"apiVersion": rbac, "kind": binding_kind, "metadata": role_meta,
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role_name},
+               "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]}),
+    )
+    .await;
+    service_account_token(client, ns, name).await
 }

@@ -130,6 +130,9 @@ pub struct Installed {
     process: Option<Spawned>,
     /// The log of the processes before a restart.
     earlier_log: String,
+    /// Where [`Installed::log`] is written when the test ends, beside the
+    /// control plane's logs.
+    log_file: PathBuf,
     args: Vec<String>,
     /// Trusts kube-arbiter's CA and presents kube-scheduler's certificate.
     pub scheduler_client: reqwest::Client,
@@ -152,7 +155,7 @@ impl Installed {
     pub fn warnings(&self) -> Vec<String> {
         self.log()
             .lines()
-            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .filter(|l| is_warning(l))
             .map(str::to_string)
             .collect()
     }
@@ -178,6 +181,21 @@ impl Installed {
         }
         self.setup.role = role;
         self.restart().await;
+    }
+
+    /// The WARN and ERROR lines logged after the last line containing
+    /// `marker`; None while no line contains it.
+    pub fn warnings_after(&self, marker: &str) -> Option<Vec<String>> {
+        let log = self.log();
+        let lines: Vec<&str> = log.lines().collect();
+        let last = lines.iter().rposition(|l| l.contains(marker))?;
+        Some(
+            lines[last + 1..]
+                .iter()
+                .filter(|l| is_warning(l))
+                .map(|l| l.to_string())
+                .collect(),
+        )
     }
 
     /// Stops kube-arbiter (SIGKILL, as a node loss does).
@@ -249,6 +267,25 @@ impl Installed {
     }
 }
 
+impl Drop for Installed {
+    fn drop(&mut self) {
+        let log = self.log();
+        let _ = std::fs::write(&self.log_file, &log);
+        if std::thread::panicking() {
+            let lines: Vec<&str> = log.lines().collect();
+            eprintln!(
+                "---- last lines of kube-arbiter ({}):\n{}",
+                self.log_file.display(),
+                lines[lines.len().saturating_sub(30)..].join("\n")
+            );
+        }
+    }
+}
+
+fn is_warning(line: &str) -> bool {
+    line.contains(" WARN ") || line.contains(" ERROR ")
+}
+
 fn spawn(args: &[String]) -> Spawned {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // The program's own log filter, as deployed.
@@ -310,6 +347,7 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
         certs: certs.clone(),
         process: Some(spawn(&args)),
         earlier_log: String::new(),
+        log_file: plane.dir.join("kube-arbiter.log"),
         args,
         scheduler_client: builder().identity(scheduler_pair).build().unwrap(),
         anonymous: builder().build().unwrap(),
