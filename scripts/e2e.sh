@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The real-cluster suite: builds the Kubernetes components that are missing
-# (scripts/k8s-build.sh) and runs tests/real_cluster.rs against them, one
-# test at a time (each starts its own etcd, kube-apiserver,
-# kube-controller-manager and kube-scheduler on loopback).
+# (scripts/k8s-build.sh) and runs tests/real_cluster.rs and
+# tests/real_operations.rs against them, one test at a time (each starts its
+# own etcd, kube-apiserver, kube-controller-manager and kube-scheduler on
+# loopback).
 #
 #   scripts/e2e.sh [1.37|1.34|all] [TEST-NAME-FILTER]   (default: 1.37)
 #
@@ -36,5 +37,6 @@ for minor in "${versions[@]}"; do
     [ "$minor" = 1.37 ] || skip=(--skip v1_37_)
     echo "==> real-cluster suite on Kubernetes $(release "$minor")"
     KUBE_ARBITER_K8S_DIR=target/k8s/$(release "$minor") \
-        cargo test --locked --test real_cluster -- --ignored --test-threads=1 "${skip[@]}" $filter
+        cargo test --locked --test real_cluster --test real_operations -- \
+        --ignored --test-threads=1 "${skip[@]}" $filter
 done
