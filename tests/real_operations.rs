@@ -482,6 +482,34 @@ async fn people_endpoints_follow_real_tokens_and_rbac() {
     }
 }
 
+/// A kube-apiserver restart is one outage in kube-arbiter's log, as
+/// docs/live-source.md says: one WARN when the watches break, one INFO
+/// when the API server answers again, and "errors the server answers while
+/// it is still coming up count as part of the same outage, not as new
+/// warnings" (a real kube-apiserver answers 403 for a moment after its
+/// start, until its RBAC authorizer has synced).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn apiserver_restart_is_one_warning_in_kube_arbiters_log() {
+    let (mut plane, arbiter) = cluster_with(
+        "restart-apiserver-log",
+        Setup::new(Role::NextToInTreePlugins),
+    )
+    .await;
+    plane.restart_apiserver().await;
+    let marker = "API server reachable again after";
+    wait_for(&format!("kube-arbiter logs {marker:?}"), async || {
+        arbiter.warnings_after(marker).ok_or("not yet")
+    })
+    .await;
+    let warnings = arbiter.warnings();
+    assert!(
+        warnings.len() == 1 && warnings[0].contains("API server unreachable"),
+        "{} WARN/ERROR lines for one restart: {warnings:#?}",
+        warnings.len()
+    );
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Restarted {
     ApiServer,
@@ -490,9 +518,9 @@ enum Restarted {
 
 /// A 30-replica burst under a hard zone spread over three zones of four
 /// nodes, with kube-apiserver or kube-arbiter killed and started again
-/// once the first pods are bound (and before all are). Every pod binds,
-/// the zones end at most one pod apart, and kube-arbiter is quiet
-/// afterwards. "Quiet" means: no WARN or ERROR line after the line that
+/// once the first pod is bound (and before all are), the Kubelet played.
+/// Every pod binds, the zones end at most one pod apart, and kube-arbiter
+/// is quiet afterwards. "Quiet" means: no WARN or ERROR line after the line that
 /// says its view is connected again (`API server reachable again after`
 /// once kube-apiserver is back, `connected to the API server after` in the
 /// restarted kube-arbiter's log), up to the moment its view shows every
@@ -502,6 +530,7 @@ enum Restarted {
 async fn burst_survives_a_restart(name: &str, role: Role, restarted: Restarted) {
     let (mut plane, mut arbiter) = cluster_with(name, Setup::new(role)).await;
     let client = plane.admin.clone();
+    let _kubelet = Kubelet::start(client.clone());
     nodes(&client, &["za", "zb", "zc"], 4).await;
     let pod_reader = json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]);
     let observer =
@@ -534,18 +563,28 @@ async fn burst_survives_a_restart(name: &str, role: Role, restarted: Restarted) 
     };
     let restart_took = started.elapsed();
     assert!(before < 30, "the burst was over before the restart");
-    let placed = wait_bound(&client, NS, "web", 30).await;
+    // The ReplicaSet controller may create a few pods too many around
+    // kube-apiserver's restart (a create answered with an error that went
+    // through) and deletes them again: settled is 30 pods, all bound.
+    let pods = wait_for("30 web pods, all bound, none terminating", async || {
+        let all = cluster::pods(&client, NS, "web").await;
+        let bound = all.iter().filter(|p| node_of(p).is_some()).count();
+        if all.len() == 30 && bound == 30 {
+            Ok(all)
+        } else {
+            Err(format!("{} pods, {bound} bound", all.len()))
+        }
+    })
+    .await;
     eprintln!(
         "{before} pods bound before the restart ({restart_took:?}), all 30 {:?} after it began",
         started.elapsed()
     );
-    let zones = cluster::per_zone(&placed);
+    let zones = cluster::per_zone(&pods.iter().filter_map(node_of).collect::<Vec<_>>());
     assert!(
         zones.len() == 3 && zone_skew(&zones) <= 1,
         "zone skew: {zones:?}"
     );
-    let pods = live_pods(&client, "web").await;
-    assert_eq!(pods.len(), 30, "pods left over");
 
     // Settled: kube-arbiter's view has every pod bound where it is.
     for pod in &pods {
