@@ -31,6 +31,16 @@ app.kubernetes.io/name: {{ include "kube-arbiter.name" . }}
 app.kubernetes.io/name: {{ include "kube-arbiter.schedulerName" . }}
 {{- end -}}
 
+{{/* The Secrets of kube-arbiter's serving pair and of kube-scheduler's
+client pair. */}}
+{{- define "kube-arbiter.tlsSecret" -}}
+{{- .Values.certificates.secretName | default (printf "%s-tls" (include "kube-arbiter.fullname" .)) -}}
+{{- end -}}
+
+{{- define "kube-arbiter.clientSecret" -}}
+{{- .Values.certificates.schedulerClientSecretName | default (printf "%s-scheduler-client" (include "kube-arbiter.fullname" .)) -}}
+{{- end -}}
+
 {{/* The Service's name as kube-scheduler and kube-apiserver use it. */}}
 {{- define "kube-arbiter.serviceHost" -}}
 {{- printf "%s.%s.svc" (include "kube-arbiter.fullname" .) .Release.Namespace -}}
@@ -85,8 +95,8 @@ writes on the Secret); anything else is made anew (ECDSA P-256).
 {{- $names := include "kube-arbiter.dnsNames" . -}}
 {{- $ips := .Values.certificates.extraIPAddresses -}}
 {{- $want := dict
-  "server" (dict "secret" .Values.certificates.secretName "cn" (include "kube-arbiter.serviceHost" .) "ips" $ips "dns" (fromJsonArray $names) "for" (sha256sum (printf "%s %s" $names (toJson $ips))))
-  "client" (dict "secret" .Values.certificates.schedulerClientSecretName "cn" (first .Values.schedulerClientNames) "ips" list "dns" list "for" (sha256sum (first .Values.schedulerClientNames)))
+  "server" (dict "secret" (include "kube-arbiter.tlsSecret" .) "cn" (include "kube-arbiter.serviceHost" .) "ips" $ips "dns" (fromJsonArray $names) "for" (sha256sum (printf "%s %s" $names (toJson $ips))))
+  "client" (dict "secret" (include "kube-arbiter.clientSecret" .) "cn" (first .Values.schedulerClientNames) "ips" list "dns" list "for" (sha256sum (first .Values.schedulerClientNames)))
 -}}
 {{- $out := dict "caCert" $ca.Cert "caKey" $ca.Key -}}
 {{- range $which, $w := $want -}}
@@ -118,7 +128,7 @@ certificate, "" with cert-manager (its CA injector fills the webhooks). */}}
 {{- if .Values.certificates.caBundle -}}
 {{- .Values.certificates.caBundle -}}
 {{- else -}}
-{{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.certificates.secretName -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "kube-arbiter.tlsSecret" .) -}}
 {{- (get ((get $secret "data") | default dict) "ca.crt") | default "REPLACE_WITH_CA_BUNDLE" -}}
 {{- end -}}
 {{- end -}}
@@ -154,6 +164,6 @@ release's own, so kube-arbiter can always start. */}}
 annotations:
   # cert-manager's CA injector copies ca.crt of this Certificate's Secret
   # into every webhook's clientConfig.caBundle, and again on renewal.
-  cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ .Values.certificates.secretName }}
+  cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "kube-arbiter.tlsSecret" . }}
 {{- end -}}
 {{- end -}}

@@ -9,7 +9,7 @@ them, else the placeholder. */}}
 {{- else if and (eq $mode "existingSecret") .Values.certificates.caBundle -}}
 {{- .Values.certificates.caBundle -}}
 {{- else -}}
-{{- $secret := lookup "v1" "Secret" $ns .Values.certificates.secretName -}}
+{{- $secret := lookup "v1" "Secret" $ns (include "kube-arbiter.tlsSecret" .) -}}
 {{- (get ((get $secret "data") | default dict) "ca.crt") | default "REPLACE_WITH_CA_BUNDLE" -}}
 {{- end -}}
 {{- end -}}
@@ -19,7 +19,7 @@ them, else the placeholder. */}}
 {{- if and (eq .Values.certificates.mode "generate") (hasKey .Values "generatedTLS") -}}
 {{- b64enc .Values.generatedTLS.client.cert -}}
 {{- else -}}
-{{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.certificates.schedulerClientSecretName -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "kube-arbiter.clientSecret" .) -}}
 {{- (get ((get $secret "data") | default dict) "tls.crt") | default "REPLACE_WITH_SCHEDULER_CLIENT_CERT" -}}
 {{- end -}}
 {{- end -}}
@@ -74,7 +74,7 @@ data.
     # The name in kube-arbiter's server certificate.
     serverName: {{ include "kube-arbiter.serviceHost" . }}
 {{- if $second }}
-    # The Secret {{ .Values.certificates.schedulerClientSecretName }}, mounted: the CA that signed
+    # The Secret {{ include "kube-arbiter.clientSecret" . }}, mounted: the CA that signed
     # kube-arbiter's certificate, and kube-scheduler's client pair (mTLS;
     # kube-arbiter refuses every /scheduler/* call without it). kube-scheduler
     # reads them at start.
@@ -88,7 +88,7 @@ data.
     # refuses filter, prioritize, preempt and bind. certData/keyData are
     # base64 of DIR/scheduler-client.crt and DIR/scheduler-client.key from
     # `kube-arbiter certs`, or tls.crt/tls.key of the Secret
-    # {{ .Values.certificates.schedulerClientSecretName }} (cert-manager or the chart);
+    # {{ include "kube-arbiter.clientSecret" . }} (cert-manager or the chart);
     # certFile/keyFile work too. scheduler-config.yaml says more.
     certData: {{ include "kube-arbiter.knownClientCert" . }}
     keyData: REPLACE_WITH_SCHEDULER_CLIENT_KEY
@@ -101,7 +101,7 @@ data.
     # base64 of DIR/scheduler-client.crt (`certs` prints it), keyData
     # base64 of DIR/scheduler-client.key (base64 -w0; never printed).
     # With cert-manager or the chart's certificates: tls.crt and tls.key of
-    # the Secret {{ .Values.certificates.schedulerClientSecretName }}, whose .data values are
+    # the Secret {{ include "kube-arbiter.clientSecret" . }}, whose .data values are
     # already this base64. Or copy the PEM files
     # onto the control-plane node and use certFile/keyFile instead.
     # kube-scheduler reads the pair at start: restart it after renewal.

@@ -17,7 +17,7 @@
 #   sed "s|REPLACE_WITH_CA_BUNDLE|$(base64 -w0 DIR/ca.crt)|" {{ .Template.Name | base }} | kubectl apply -f -
 # (chart value certificates.caBundle).
 {{- else -}}
-# caBundle: the CA of the Secret {{ .Values.certificates.secretName }} (certificates.caBundle, or
+# caBundle: the CA of the Secret {{ include "kube-arbiter.tlsSecret" . }} (certificates.caBundle, or
 # its ca.crt).
 {{- end -}}
 {{- end -}}
