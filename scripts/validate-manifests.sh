@@ -13,12 +13,13 @@
 # --disable-bind-verb, RBAC grants nothing beyond what kube-arbiter needs,
 # and the NetworkPolicy admits only port 8443 to kube-arbiter's pods.
 #
-# Usage: scripts/validate-manifests.sh [--complete] [FILE...]
+# Usage: scripts/validate-manifests.sh [--complete [--no-network-policy]] [FILE...]
 #        scripts/validate-manifests.sh --chart
 #   default: manifests/*.yaml, manifests/cert-manager/*.yaml and
 #   examples/demo-cluster.yaml (a kind: List), as a complete deployment.
 #   --complete: the FILEs given are the whole deployment; the Deployment,
-#   a scheduler config, the ClusterRole and the NetworkPolicy must be there.
+#   a scheduler config, the ClusterRole and the NetworkPolicy must be there
+#   (not the NetworkPolicy with --no-network-policy).
 #   --chart: every documented rendering of charts/kube-arbiter, each as a
 #   complete deployment: `helm template` with the default values and with
 #   each charts/kube-arbiter/ci/*-values.yaml. Where kube-arbiter serves the
@@ -97,6 +98,10 @@ complete=()
 if [[ "${1:-}" == "--complete" ]]; then
     complete=(--complete)
     shift
+    if [[ "${1:-}" == "--no-network-policy" ]]; then
+        complete+=(--no-network-policy)
+        shift
+    fi
 fi
 if [[ $# -gt 0 ]]; then
     files=("$@")
