@@ -13,11 +13,20 @@
 # --disable-bind-verb, RBAC grants nothing beyond what kube-arbiter needs,
 # and the NetworkPolicy admits only port 8443 to kube-arbiter's pods.
 #
-# Usage: scripts/validate-manifests.sh [--complete] [FILE...]
+# Usage: scripts/validate-manifests.sh [--complete [--no-network-policy]] [FILE...]
+#        scripts/validate-manifests.sh --chart
 #   default: manifests/*.yaml, manifests/cert-manager/*.yaml and
 #   examples/demo-cluster.yaml (a kind: List), as a complete deployment.
 #   --complete: the FILEs given are the whole deployment; the Deployment,
-#   a scheduler config, the ClusterRole and the NetworkPolicy must be there.
+#   a scheduler config, the ClusterRole and the NetworkPolicy must be there
+#   (not the NetworkPolicy with --no-network-policy).
+#   --chart: every documented rendering of charts/kube-arbiter, each as a
+#   complete deployment: `helm template` with the default values and with
+#   each charts/kube-arbiter/ci/*-values.yaml. Where kube-arbiter serves the
+#   cluster's own kube-scheduler, the rendering includes the configuration
+#   file the chart renders for it (schedulerConfigFile); with
+#   networkPolicy.enabled false in the values, no NetworkPolicy is required.
+#   helm: $HELM, else target/k8s/helm-v4.3.2/helm (scripts/k8s-build.sh helm).
 # Exits non-zero if any document fails.
 set -euo pipefail
 
@@ -47,10 +56,52 @@ if [[ ! -f "$pkgs/.installed" ]]; then
     mv -T "$staging" "$pkgs" 2>/dev/null || rm -rf "$staging"
 fi
 
+if [[ "${1:-}" == "--chart" ]]; then
+    helm="$("$root/scripts/find-helm.sh")"
+    chart="$root/charts/kube-arbiter"
+    out="$(mktemp -d)"
+    trap 'rm -rf "$out"' EXIT
+    failed=0
+    for values in default "$chart"/ci/*-values.yaml; do
+        name="$(basename "$values" -values.yaml)"
+        flags=()
+        [[ "$values" == default ]] || flags=(-f "$values")
+        rendering="$out/$name.yaml"
+        "$helm" template kube-arbiter "$chart" --namespace kube-system "${flags[@]}" > "$rendering"
+        if ! grep -q '^ *kind: KubeSchedulerConfiguration$' "$rendering"; then
+            printf -- '---\n' >> "$rendering"
+            "$helm" template kube-arbiter "$chart" --namespace kube-system "${flags[@]}" \
+                --set schedulerConfigFile=true --show-only templates/scheduler-config.yaml >> "$rendering"
+        fi
+        checks=(--complete)
+        if [[ "$values" != default ]] && [[ "$(PYTHONPATH="$pkgs" python3 -s -c '
+import sys, yaml
+values = yaml.safe_load(open(sys.argv[1])) or {}
+print((values.get("networkPolicy") or {}).get("enabled", True))' "$values")" == False ]]; then
+            checks+=(--no-network-policy)
+        fi
+        for version in "${K8S_VERSIONS[@]}"; do
+            echo "==> validating the chart rendering $name against Kubernetes $version (strict)"
+            PYTHONPATH="$pkgs" python3 -s "$root/scripts/validate_manifests.py" "$version" "${checks[@]}" "$rendering" || failed=1
+        done
+    done
+    if [[ $failed -eq 0 ]]; then
+        echo "all chart renderings valid"
+    else
+        echo "chart rendering validation FAILED" >&2
+        exit 1
+    fi
+    exit 0
+fi
+
 complete=()
 if [[ "${1:-}" == "--complete" ]]; then
     complete=(--complete)
     shift
+    if [[ "${1:-}" == "--no-network-policy" ]]; then
+        complete+=(--no-network-policy)
+        shift
+    fi
 fi
 if [[ $# -gt 0 ]]; then
     files=("$@")

@@ -19,11 +19,16 @@ kube-arbiter's `scheduling.role` must describe the kube-scheduler profile
 it runs with (check_role_pairs()): a KubeSchedulerConfiguration in
 `DIR/scheduler-config<S>.yaml` pairs with the kube-arbiter ConfigMap in
 `DIR/configmap<S>.yaml` when both are checked (scheduler-config.yaml with
-configmap.yaml, scheduler-config-enforcer.yaml with configmap-enforcer.yaml).
+configmap.yaml, scheduler-config-enforcer.yaml with configmap-enforcer.yaml),
+and with the kube-arbiter ConfigMap in its own file (a chart rendering).
+A KubeSchedulerConfiguration held in a ConfigMap's data (the chart's second
+scheduler) is checked like one in a file of its own.
 
-Usage: python validate_manifests.py K8S_VERSION [--complete] FILE...
+Usage: python validate_manifests.py K8S_VERSION [--complete] [--no-network-policy] FILE...
   --complete: FILE... is the whole deployment; each security-relevant kind
   (Deployment, scheduler config, ClusterRole, NetworkPolicy) must be there.
+  --no-network-policy: with --complete, the deployment leaves the
+  NetworkPolicy out on purpose (the chart's networkPolicy.enabled false).
 Prints one line per document; exits 1 if any document fails.
 """
 
@@ -325,7 +330,8 @@ def check_role(role, doc, configmap):
 def check_role_pairs(loaded):
     """loaded: [(path, docs)]. Each KubeSchedulerConfiguration in
     DIR/scheduler-config<S>.yaml against the kube-arbiter ConfigMap in
-    DIR/configmap<S>.yaml, when both were given. The number of failures."""
+    DIR/configmap<S>.yaml, when both were given, or else in its own file.
+    The number of failures."""
     roles = {}
     for path, docs in loaded:
         for doc in docs:
@@ -337,6 +343,8 @@ def check_role_pairs(loaded):
         directory, base = os.path.split(os.path.abspath(path))
         match = re.fullmatch(r"scheduler-config(.*)\.yaml", base)
         configmap = os.path.join(directory, f"configmap{match.group(1)}.yaml") if match else None
+        if configmap not in roles:
+            configmap = os.path.abspath(path)
         if configmap not in roles:
             continue
         for doc in docs:
@@ -353,6 +361,25 @@ def check_role_pairs(loaded):
                     f"(scheduling.role {roles[configmap]} of {os.path.basename(configmap)})"
                 )
     return failures
+
+
+def embedded_scheduler_configs(doc):
+    """[(key, config)] for each data value of a ConfigMap that is a
+    KubeSchedulerConfiguration (the chart's second scheduler), or
+    [(key, error)] for one that does not parse."""
+    data = doc.get("data") if doc.get("kind") == "ConfigMap" else None
+    found = []
+    for key, text in (data or {}).items() if isinstance(data, dict) else []:
+        if not isinstance(text, str) or "KubeSchedulerConfiguration" not in text:
+            continue
+        try:
+            config = yaml.load(text, Loader=StrictLoader)
+        except yaml.YAMLError as e:
+            found.append((key, f"data[{key}]: {e}"))
+            continue
+        if isinstance(config, dict) and config.get("kind") == "KubeSchedulerConfiguration":
+            found.append((key, config))
+    return found
 
 
 GO_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
@@ -453,8 +480,9 @@ def check_custom_resource(doc, schema):
 #   it, or kube-scheduler's binds would get 404. The shipped set holds both
 #   configs: the default one decides, and the enforcer file says to remove
 #   the flag when it is used instead.
-# - with --complete (the default file list): the Deployment, a scheduler
-#   config, the ClusterRole and the NetworkPolicy must all be present.
+# - with --complete (the default file list, or a chart rendering): the
+#   Deployment, a scheduler config, the ClusterRole and the NetworkPolicy
+#   must all be present (the NetworkPolicy not with --no-network-policy).
 
 INSECURE_FLAG = "--insecure-unauthenticated-extender"
 ARBITER = "kube-arbiter"
@@ -653,7 +681,7 @@ def _name(doc):
     return f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name', '-')}"
 
 
-def check_set(docs, complete):
+def check_set(docs, complete, network_policy=True):
     """Checks across the files of one run; docs is [(path, doc)]. Returns
     the number of failures, printing one FAIL line each."""
     failures = []
@@ -679,12 +707,14 @@ def check_set(docs, complete):
             if ARBITER_PORT not in ports:
                 failures.append((ppath, policy, f"admits port {ARBITER_PORT}, but {_name(dep)} listens on {sorted(ports)}"))
     if complete:
-        for what, found in (
+        required = [
             ("a kube-arbiter Deployment", deployments),
             ("a KubeSchedulerConfiguration", configs),
             ("kube-arbiter's ClusterRole", roles),
-            ("a NetworkPolicy for kube-arbiter", policies),
-        ):
+        ]
+        if network_policy:
+            required.append(("a NetworkPolicy for kube-arbiter", policies))
+        for what, found in required:
             if not found:
                 failures.append(("(set)", {}, f"missing {what}"))
     for path, doc, message in failures:
@@ -694,7 +724,8 @@ def check_set(docs, complete):
 
 def validate_file(path, k8s_version, seen, loaded):
     """The number of failing documents of `path`; each document goes to
-    `seen` as (path, doc), the file's documents to `loaded` as (path, docs)."""
+    `seen` as (path, doc), the file's documents to `loaded` as (path, docs),
+    and so does each KubeSchedulerConfiguration a ConfigMap holds."""
     failures = 0
     try:
         with open(path, encoding="utf-8") as f:
@@ -702,7 +733,8 @@ def validate_file(path, k8s_version, seen, loaded):
     except (OSError, yaml.YAMLError) as e:
         print(f"FAIL {path}: {e}")
         return 1
-    loaded.append((path, docs))
+    file_docs = list(docs)
+    loaded.append((path, file_docs))
     if not docs:
         print(f"FAIL {path}: no YAML documents")
         return 1
@@ -743,20 +775,35 @@ def validate_file(path, k8s_version, seen, loaded):
                 print(f"FAIL {path} {name}: {err}")
         else:
             print(f"ok   {path} {name} ({how})")
+        for key, config in embedded_scheduler_configs(doc):
+            where = f"{name} data[{key}] KubeSchedulerConfiguration"
+            if isinstance(config, str):
+                errors = [config]
+            else:
+                errors = check_scheduler_config(config) + security_checks(config)
+                seen.append((path, config))
+                file_docs.append(config)
+            if errors:
+                failures += 1
+                for err in errors:
+                    print(f"FAIL {path} {where}: {err}")
+            else:
+                print(f"ok   {path} {where} (own check)")
     return failures
 
 
 def main(argv):
     args = argv[1:]
     complete = "--complete" in args
-    args = [a for a in args if a != "--complete"]
+    network_policy = "--no-network-policy" not in args
+    args = [a for a in args if a not in ("--complete", "--no-network-policy")]
     if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     k8s_version, files = args[0], args[1:]
     seen, loaded = [], []
     failures = sum(validate_file(f, k8s_version, seen, loaded) for f in files)
-    failures += check_set(seen, complete)
+    failures += check_set(seen, complete, network_policy)
     failures += check_role_pairs(loaded)
     return 1 if failures else 0
 

@@ -494,3 +494,94 @@ fn the_cert_manager_scheduler_client_is_signed_by_the_client_ca_with_the_allowed
     let tls = volumes.iter().find(|v| v["name"] == "tls").unwrap();
     assert_eq!(tls["secret"]["secretName"], serving["spec"]["secretName"]);
 }
+
+/// A ConfigMap holding `text` as its scheduler-config.yaml, as the chart
+/// ships the second scheduler's configuration.
+fn configmap_holding(text: &str) -> String {
+    let body: String = text
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("    {l}\n")
+            }
+        })
+        .collect();
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kube-arbiter-scheduler-config\n  \
+         namespace: kube-system\ndata:\n  scheduler-config.yaml: |\n{body}"
+    )
+}
+
+/// A chart rendering is one file: the validator checks a
+/// KubeSchedulerConfiguration held in a ConfigMap like one of its own,
+/// and pairs it with the kube-arbiter ConfigMap in the same file.
+#[test]
+fn the_validator_checks_a_scheduler_configuration_held_in_a_configmap() {
+    let (plain, enforcer) = (
+        manifest_text("scheduler-config.yaml"),
+        manifest_text("scheduler-config-enforcer.yaml"),
+    );
+    let (next_to, enforcing) = (
+        manifest_text("configmap.yaml"),
+        manifest_text("configmap-enforcer.yaml"),
+    );
+    let files = [
+        (
+            "second.yaml",
+            format!("{enforcing}---\n{}", configmap_holding(&enforcer)),
+        ),
+        (
+            "mismatch.yaml",
+            format!("{next_to}---\n{}", configmap_holding(&enforcer)),
+        ),
+        (
+            "keyless.yaml",
+            configmap_holding(&replaced(
+                &plain,
+                "      keyData: REPLACE_WITH_SCHEDULER_CLIENT_KEY\n",
+                "",
+            )),
+        ),
+    ];
+    let (ok, out) = validate(&[], &files);
+    assert!(!ok, "{out}");
+    let held = "ConfigMap/kube-arbiter-scheduler-config data[scheduler-config.yaml]";
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("ok ") && l.contains("/second.yaml ") && l.contains(held)),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l.starts_with("ok ")
+            && l.contains("/second.yaml ")
+            && l.contains("scheduling.role enforcer of second.yaml")),
+        "{out}"
+    );
+    assert_refused(&out, "mismatch.yaml", "taken out of Filter");
+    assert_refused(&out, "keyless.yaml", "no client key (keyData or keyFile)");
+}
+
+/// A deployment without the NetworkPolicy (the chart's
+/// networkPolicy.enabled false) is complete only when the run says so.
+#[test]
+fn a_set_without_the_network_policy_is_complete_when_told_so() {
+    let files = [
+        ("deployment.yaml", manifest_text("deployment.yaml")),
+        ("rbac.yaml", manifest_text("rbac.yaml")),
+        ("configmap.yaml", manifest_text("configmap.yaml")),
+        (
+            "scheduler-config.yaml",
+            manifest_text("scheduler-config.yaml"),
+        ),
+    ];
+    let (ok, out) = validate(&["--complete", "--no-network-policy"], &files);
+    assert!(ok, "{out}");
+    let (ok, out) = validate(&["--complete"], &files);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("missing a NetworkPolicy for kube-arbiter"),
+        "{out}"
+    );
+}
