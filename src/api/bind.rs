@@ -1,11 +1,17 @@
 //! `POST /scheduler/bind`: kube-scheduler's ExtenderBindingArgs in, its
 //! ExtenderBindingResult out (`wire::binding`); the binding is made
-//! through the API server unless the guard refuses it.
+//! through the API server unless the guard refuses it. kube-scheduler
+//! binds a few milliseconds after a pod was created, often before the watch
+//! has brought it: what the view has not shown yet (the pod, the pod with
+//! this UID, the node) is read from the API server and judged there by the
+//! same rules, never refused for the lag alone.
 
 use axum::Json;
 use axum::extract::State;
 
-use crate::cluster::{BindRequest, bind_guard};
+use crate::cluster::BindRequest;
+use crate::cluster::bind_guard::{self, InView};
+use crate::cluster::live::ReadThrough;
 use crate::server::{ApiJson, AppState};
 use crate::wire::binding::{ExtenderBindingArgs, ExtenderBindingResult};
 
@@ -37,9 +43,9 @@ pub async fn bind(
     ApiJson(args): ApiJson<ExtenderBindingArgs>,
 ) -> Json<ExtenderBindingResult> {
     let outcome = match bind_request(args) {
-        Ok(req) => match refused(&state, &req) {
+        Ok(req) => match refused(&state, &req).await {
             Some(reason) => {
-                tracing::warn!(pod = %format!("{}/{}", req.namespace, req.name), node = %req.node, "binding refused: {reason}");
+                tracing::warn!(pod = %req.key(), node = %req.node, "binding refused: {reason}");
                 state.metrics.bindings_refused.inc();
                 Err(reason)
             }
@@ -58,11 +64,62 @@ pub async fn bind(
 }
 
 /// Why this binding must not be made (nothing is sent to the API server).
-fn refused(state: &AppState, req: &BindRequest) -> Option<String> {
-    match state.view.current() {
-        Some(snapshot) => bind_guard::refusal(&snapshot, req, &state.scheduler_names),
-        None => Some("the cluster view is not ready yet".to_string()),
+async fn refused(state: &AppState, req: &BindRequest) -> Option<String> {
+    let Some(snapshot) = state.view.current() else {
+        return Some("the cluster view is not ready yet".to_string());
+    };
+    let served = &state.scheduler_names;
+    let (pod, node, reason) = match bind_guard::judge_in_view(&snapshot, req, served) {
+        InView::Allowed => return None,
+        InView::Refused(reason) => return Some(reason),
+        InView::Unseen { pod, node, reason } => (pod, node, reason),
+    };
+    match &state.reads {
+        Some(reads) => confirm(reads, req, served, pod, node).await,
+        None => Some(reason),
     }
+}
+
+/// The guard's rules on the API server's copy of what the view has not
+/// shown: the pod (when `pod`), the node (when `node`).
+async fn confirm(
+    reads: &ReadThrough,
+    req: &BindRequest,
+    served: &[String],
+    pod: bool,
+    node: bool,
+) -> Option<String> {
+    let (pod_read, node_read) = tokio::join!(
+        async {
+            match pod {
+                true => Some(reads.pod(&req.namespace, &req.name).await),
+                false => None,
+            }
+        },
+        async {
+            match node {
+                true => Some(reads.node(&req.node).await),
+                false => None,
+            }
+        },
+    );
+    if let Some(read) = pod_read {
+        let fresh = match read {
+            Ok(fresh) => fresh,
+            Err(e) => return Some(format!("cannot confirm pod {}: {e}", req.key())),
+        };
+        if let Some(reason) = bind_guard::fresh_pod_refusal(fresh.as_deref(), req, served) {
+            return Some(reason);
+        }
+    }
+    if let Some(read) = node_read {
+        match read {
+            Ok(fresh) => return bind_guard::fresh_node_refusal(fresh.is_some(), req),
+            Err(e) => return Some(format!("cannot confirm node {}: {e}", req.node)),
+        }
+    }
+    tracing::debug!(pod = %req.key(), node = %req.node, "bind: not in the view yet, confirmed by the API server");
+    None
 }
 
 #[cfg(test)]

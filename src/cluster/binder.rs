@@ -32,7 +32,8 @@ pub struct BindRequest {
 }
 
 impl BindRequest {
-    fn key(&self) -> String {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
 }

@@ -13,6 +13,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::cluster::ClusterView;
+use crate::cluster::live::ReadThroughMetrics;
 use crate::deletion_cost::DeletionCostMetrics;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -88,6 +89,8 @@ pub struct Metrics {
     preempt_unknown: Family<WhatLabel, Counter>,
     /// The deletion-cost writer (docs/scale-in-controller.md).
     pub deletion_cost: DeletionCostMetrics,
+    /// Reads from the API server of what the view had not shown yet.
+    pub read_through: ReadThroughMetrics,
 }
 
 fn latency_histogram() -> Histogram {
@@ -128,6 +131,8 @@ impl Metrics {
         let bindings_refused = Counter::default();
         let deletion_cost = DeletionCostMetrics::default();
         deletion_cost.register(&mut registry);
+        let read_through = ReadThroughMetrics::default();
+        read_through.register(&mut registry);
         registry.register(
             "bindings_refused",
             "Bind calls refused before reaching the API server (pod unknown, already bound, \
@@ -288,6 +293,7 @@ impl Metrics {
             bindings_refused,
             preempt_unknown,
             deletion_cost,
+            read_through,
         }
     }
 
