@@ -101,6 +101,61 @@ async fn a_bind_of_a_pod_the_watch_has_not_brought_is_made() {
     assert!(!live.server.log().contains("binding refused"));
 }
 
+/// A pod bound before the watch brought it is assumed in the view like
+/// any other: as the enforcer, the next related pod neither waits for it
+/// nor misses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_bound_before_the_watch_brought_it_counts_at_once() {
+    let live = start(&[], Some("scheduling:\n  role: enforcer\n")).await;
+    live.api.pause_events();
+    live.api.apply("Pod", pending("web-x"));
+    let copy = live.api.get("Pod", "shop", "web-x").unwrap();
+    let filter = |pod: &Value| json!({"Pod": pod, "NodeNames": ["n1", "n2"]});
+    live.server
+        .post_ok("/scheduler/filter", &filter(&copy))
+        .await;
+    assert_eq!(live.bind(&binding("web-x", "uid-web-x", "n1")).await, "");
+
+    let mut apart = pending("web-y");
+    apart["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}});
+    let started = Instant::now();
+    let answer = live
+        .server
+        .post_ok("/scheduler/filter", &filter(&apart))
+        .await;
+    let took = started.elapsed();
+    assert_eq!(answer["NodeNames"], json!(["n2"]), "{answer}");
+    let text = live.metrics().await;
+    assert_eq!(
+        metric(&text, "kube_arbiter_in_flight_wait_timeouts_total"),
+        Some(0.0),
+        "waited {took:?}"
+    );
+    assert!(took < Duration::from_millis(900), "waited {took:?}");
+}
+
+/// The burst a real kube-scheduler sends with bindVerb: each pod bound a
+/// few milliseconds after it was created, before the watch brought any.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_bound_before_the_watch_brings_it_is_refused_nothing() {
+    let live = start(&[], None).await;
+    live.api.pause_events();
+    let names: Vec<String> = (0..30).map(|i| format!("burst-{i:02}")).collect();
+    for name in &names {
+        live.api.apply("Pod", pending(name));
+    }
+    let bodies: Vec<Value> = (names.iter().enumerate())
+        .map(|(i, name)| binding(name, &format!("uid-{name}"), ["n1", "n2"][i % 2]))
+        .collect();
+    let errors = futures::future::join_all(bodies.iter().map(|b| live.bind(b))).await;
+    assert!(errors.iter().all(String::is_empty), "{errors:?}");
+    assert_eq!(live.api.bindings().len(), 30);
+    assert_eq!(live.reads("Pod", "found").await, 30.0);
+    let log = live.server.log();
+    assert!(!log.contains(" WARN "), "{log}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bind_to_a_node_the_watch_has_not_brought_is_made() {
     let live = start(&[], None).await;
