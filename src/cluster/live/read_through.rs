@@ -34,7 +34,7 @@ use crate::model::{Node, Pod, PriorityClass};
 /// One object as the API server has it now: `None` when it does not exist.
 pub type Read<T> = Result<Option<Arc<T>>, ReadError>;
 
-/// Every PriorityClass as the API server has them now.
+/// Every object of a kind as the API server has them now.
 pub type ListRead<T> = Result<Arc<[T]>, ReadError>;
 
 /// Why the API server could not say.

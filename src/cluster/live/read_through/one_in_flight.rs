@@ -3,7 +3,9 @@
 //! that one started after it asked; otherwise it waits for that read to
 //! end and joins the next (which the first of the waiters starts). A
 //! thousand callers asking about one object cost one read in flight at a
-//! time, and none of them gets an answer older than its question.
+//! time, and none of them gets an answer older than its question. A read
+//! whose callers all gave up (their requests timed out) is dropped with
+//! them and leaves nothing behind.
 
 use std::future::Future;
 use std::hash::Hash;
@@ -12,19 +14,26 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use futures::FutureExt;
-use futures::future::{BoxFuture, Shared};
+use futures::future::{BoxFuture, Shared, WeakShared};
 
 type Map<K, V> = foldhash::HashMap<K, V>;
 
+type Answer<V> = Shared<BoxFuture<'static, V>>;
+
+/// A read in flight; its callers hold the answer, the map only a weak
+/// handle, so the read ends with its last caller.
 struct Flight<V> {
     id: u64,
     started: Instant,
-    answer: Shared<BoxFuture<'static, V>>,
+    /// `None` only for a read that completed before it was stored.
+    answer: Option<WeakShared<BoxFuture<'static, V>>>,
 }
+
+type Flights<K, V> = Arc<Mutex<Map<K, Flight<V>>>>;
 
 /// Reads by key, one in flight per key.
 pub struct OneInFlight<K, V> {
-    flights: Arc<Mutex<Map<K, Flight<V>>>>,
+    flights: Flights<K, V>,
     next_id: AtomicU64,
 }
 
@@ -52,12 +61,14 @@ where
         loop {
             let (answer, fresh) = {
                 let mut flights = lock(&self.flights);
-                match flights.get(&key) {
-                    Some(f) => (f.answer.clone(), f.started >= asked),
+                let joined = (flights.get(&key))
+                    .and_then(|f| Some((f.answer.as_ref()?.upgrade()?, f.started >= asked)));
+                match joined {
+                    Some(joined) => joined,
                     None => {
-                        let answer = self.start(&key, read());
-                        flights.insert(key.clone(), answer.clone_flight());
-                        (answer.answer, true)
+                        let (flight, answer) = self.start(&key, read());
+                        flights.insert(key.clone(), flight);
+                        (answer, true)
                     }
                 }
             };
@@ -68,26 +79,31 @@ where
         }
     }
 
-    /// A flight of `read` that leaves the map when it lands.
-    fn start(&self, key: &K, read: impl Future<Output = V> + Send + 'static) -> Flight<V> {
+    /// A flight of `read`, which leaves the map when it lands or when its
+    /// last caller drops it.
+    fn start(
+        &self,
+        key: &K,
+        read: impl Future<Output = V> + Send + 'static,
+    ) -> (Flight<V>, Answer<V>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let flights = Arc::clone(&self.flights);
-        let key = key.clone();
+        let leave = Leave {
+            flights: Arc::clone(&self.flights),
+            key: key.clone(),
+            id,
+        };
         let answer = async move {
-            let value = read.await;
-            let mut flights = lock(&flights);
-            if flights.get(&key).is_some_and(|f| f.id == id) {
-                flights.remove(&key);
-            }
-            value
+            let _leave = leave;
+            read.await
         }
         .boxed()
         .shared();
-        Flight {
+        let flight = Flight {
             id,
             started: Instant::now(),
-            answer,
-        }
+            answer: answer.downgrade(),
+        };
+        (flight, answer)
     }
 
     /// Reads in flight now.
@@ -97,12 +113,19 @@ where
     }
 }
 
-impl<V: Clone> Flight<V> {
-    fn clone_flight(&self) -> Self {
-        Self {
-            id: self.id,
-            started: self.started,
-            answer: self.answer.clone(),
+/// Takes a flight out of the map when dropped: with its read's answer, or
+/// with the read itself when its callers gave up.
+struct Leave<K: Hash + Eq, V> {
+    flights: Flights<K, V>,
+    key: K,
+    id: u64,
+}
+
+impl<K: Hash + Eq, V> Drop for Leave<K, V> {
+    fn drop(&mut self) {
+        let mut flights = lock(&self.flights);
+        if flights.get(&self.key).is_some_and(|f| f.id == self.id) {
+            flights.remove(&self.key);
         }
     }
 }
@@ -198,6 +221,29 @@ mod tests {
         }
         assert_eq!(reads.started.load(Ordering::SeqCst), 2);
         assert_eq!(reads.most_at_once.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_read_whose_callers_gave_up_leaves_nothing_behind() {
+        let flights = Arc::new(OneInFlight::<&str, usize>::default());
+        let reads = Arc::new(Reads::default());
+        let gave_up = {
+            let (flights, reads) = (Arc::clone(&flights), Arc::clone(&reads));
+            tokio::spawn(async move { flights.read("pod", Instant::now(), || reads.read()).await })
+        };
+        settle().await;
+        assert_eq!(flights.in_flight(), 1);
+        gave_up.abort();
+        let _ = gave_up.await;
+        assert_eq!(flights.in_flight(), 0);
+        assert_eq!(reads.at_once.load(Ordering::SeqCst), 1, "never landed");
+        let next = {
+            let (flights, reads) = (Arc::clone(&flights), Arc::clone(&reads));
+            tokio::spawn(async move { flights.read("pod", Instant::now(), || reads.read()).await })
+        };
+        settle().await;
+        reads.land.notify_waiters();
+        assert_eq!(next.await.unwrap(), 1, "a read of its own");
     }
 
     #[tokio::test]
