@@ -118,10 +118,11 @@ impl Assumptions {
                 );
                 return false;
             }
-            match base.pod(ns, name) {
-                Some(r) => {
-                    r.pod.spec.node_name.is_empty() && r.pod.metadata.uid == a.pod.metadata.uid
-                }
+            let same = |r: &&super::PodRef| r.pod.metadata.uid == a.pod.metadata.uid;
+            match base.pod(ns, name).filter(same) {
+                Some(r) => r.pod.spec.node_name.is_empty(),
+                // Gone, or replaced by a pod of another UID; for one read
+                // from the API server, also: not shown yet.
                 None => a.unseen && !caught_up(base, &a.pod),
             }
         });
@@ -248,6 +249,14 @@ mod tests {
             a.reconcile(&behind, now).len(),
             1,
             "shown pending: still ours"
+        );
+        let mut older = objects("");
+        older.pods[0].metadata.uid = "u0".into();
+        let older = Snapshot::build(older).with_pods_as_of(39);
+        assert_eq!(
+            a.reconcile(&older, now).len(),
+            1,
+            "the view still holds an older pod of that name: kept"
         );
         assert!(a.reconcile(&lacking(40), now).is_empty());
         assert_eq!(a.len(), 0, "caught up and gone: deleted");
