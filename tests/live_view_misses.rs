@@ -185,7 +185,7 @@ async fn binds_of_one_unseen_pod_read_it_one_get_at_a_time() {
     let live = start(&[], None).await;
     live.api.pause_events();
     live.api.apply("Pod", pending("web-2"));
-    live.api.set_get_latency(Duration::from_millis(150));
+    live.api.set_get_latency(Duration::from_millis(300));
     let body = binding("web-2", "uid-web-2", "n1");
     let binds = (0..6).map(|_| live.bind(&body));
     let errors = futures::future::join_all(binds).await;
