@@ -380,6 +380,18 @@ mod tests {
     use crate::cluster::{Kind, Snapshot};
 
     #[test]
+    fn reads_through_are_counted_from_zero() {
+        let text = Metrics::new().render(&ClusterView::new());
+        for line in [
+            "kube_arbiter_view_read_through_total{kind=\"Pod\",outcome=\"found\"} 0",
+            "kube_arbiter_view_read_through_total{kind=\"Node\",outcome=\"timeout\"} 0",
+            "kube_arbiter_view_read_through_total{kind=\"PriorityClass\",outcome=\"listed\"} 0",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+    }
+
+    #[test]
     fn sync_statistics_are_read_at_scrape_time() {
         let view = ClusterView::new();
         view.publish(Snapshot::default());

@@ -191,6 +191,17 @@ impl ReadThroughMetrics {
              refusal, by kind and outcome (found, absent, listed, error, timeout)",
             self.reads.clone(),
         );
+        // Present at 0 from the start, so a rate() over them is defined.
+        for kind in ["Pod", "Node", "PriorityClass"] {
+            for outcome in ["found", "absent", "error", "timeout"] {
+                let _ = self.reads.get_or_create(&ReadLabel { kind, outcome });
+            }
+        }
+        let listed = ReadLabel {
+            kind: "PriorityClass",
+            outcome: "listed",
+        };
+        let _ = self.reads.get_or_create(&listed);
     }
 
     fn count(&self, kind: &'static str, outcome: &'static str) {
