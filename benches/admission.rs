@@ -1,12 +1,14 @@
 //! In-process cost of one admission decision: decode the AdmissionReview,
 //! resolve the class against the snapshot, encode the answer with its
 //! base64 JSONPatch. No TLS or HTTP (scripts/load-admission.sh measures
-//! those against the release binary).
+//! those against the release binary). Without an API server a review never
+//! waits: `block_on` polls it once.
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use futures::executor::block_on;
 use kube_arbiter::api::admission::{review_pod, review_priority_class};
 use kube_arbiter::cluster::{ClusterObjects, ClusterView, Snapshot};
 use kube_arbiter::config::Config;
@@ -88,15 +90,15 @@ fn bench(c: &mut Criterion) {
     ];
     for (name, body) in &pods {
         // Every body must decide, not fail, or the bench measures errors.
-        review_pod(&state, body).unwrap();
+        block_on(review_pod(&state, body)).unwrap();
         group.bench_function(*name, |b| {
-            b.iter(|| review_pod(&state, black_box(body)).unwrap())
+            b.iter(|| block_on(review_pod(&state, black_box(body))).unwrap())
         });
     }
     let class = example("admit-priorityclass-second-default.json");
-    review_priority_class(&state, &class).unwrap();
+    block_on(review_priority_class(&state, &class)).unwrap();
     group.bench_function("priorityclass_second_default", |b| {
-        b.iter(|| review_priority_class(&state, black_box(&class)).unwrap())
+        b.iter(|| block_on(review_priority_class(&state, black_box(&class))).unwrap())
     });
     group.finish();
 }

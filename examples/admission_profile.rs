@@ -8,6 +8,7 @@
 //!       target/release/examples/admission_profile CLUSTER.yaml REVIEW.json [REPEAT]
 //!
 //! e.g. `examples/demo-cluster.yaml examples/requests/admit-create-default-class.json`.
+//! Without an API server a review never waits: `block_on` polls it once.
 
 /// The binary's allocator, so allocation costs are the ones it pays.
 #[global_allocator]
@@ -19,6 +20,7 @@ mod profile_input;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use futures::executor::block_on;
 use kube_arbiter::api::admission::review_pod;
 use kube_arbiter::cluster::ClusterView;
 use kube_arbiter::config::Config;
@@ -40,7 +42,7 @@ fn main() -> ExitCode {
     let state = AppState::new(view, Config::default());
     let mut bytes = 0;
     for _ in 0..repeat {
-        match review_pod(&state, review.as_bytes()) {
+        match block_on(review_pod(&state, review.as_bytes())) {
             Ok(answer) => bytes += answer.len(),
             Err(e) => {
                 eprintln!("review: {}", e.message);

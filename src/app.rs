@@ -145,6 +145,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
             .with_in_flight(in_flight)
             .with_access(access)
             .with_scheduler_names(args.scheduler_names.clone());
+        let state = source.confirm_misses(state);
         let (state, _deletion_costs) = source.keep_deletion_costs(state);
         let options = ServeOptions {
             listen: args.listen,
@@ -251,6 +252,21 @@ impl ClusterSource {
             }
             Self::Live(live) => {
                 PeopleAuth::Delegated(Arc::new(DelegatedAuth::new(live.client(), &state.metrics)))
+            }
+        }
+    }
+
+    /// Live mode: a miss in the view is read from the API server before
+    /// it becomes a refusal; a state file is the whole cluster.
+    fn confirm_misses(&self, state: AppState) -> AppState {
+        match self {
+            Self::File { .. } => state,
+            Self::Live(live) => {
+                let reads = live.read_through(
+                    state.config.live.read_through_timeout(),
+                    state.metrics.read_through.clone(),
+                );
+                state.with_reads(reads)
             }
         }
     }

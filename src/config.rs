@@ -63,6 +63,12 @@ pub struct LiveSettings {
     /// kube-scheduler placed but has not bound yet (docs/burst-safety.md);
     /// 0 never waits.
     pub in_flight_wait_millis: u64,
+    /// The most a bind, an admission review or an explanation waits for
+    /// the API server when the view has not shown an object yet
+    /// (docs/live-source.md, "When the view has not seen it yet"): below
+    /// kube-scheduler's extender `httpTimeout` and the webhooks'
+    /// `timeoutSeconds` (5 s in manifests/), so the answer is ours.
+    pub read_through_timeout_millis: u64,
 }
 
 impl Default for LiveSettings {
@@ -72,6 +78,7 @@ impl Default for LiveSettings {
             stale_after_seconds: 60,
             publish_interval_millis: 5,
             in_flight_wait_millis: 1000,
+            read_through_timeout_millis: 2000,
         }
     }
 }
@@ -91,6 +98,10 @@ impl LiveSettings {
 
     pub fn in_flight_wait(&self) -> Duration {
         Duration::from_millis(self.in_flight_wait_millis)
+    }
+
+    pub fn read_through_timeout(&self) -> Duration {
+        Duration::from_millis(self.read_through_timeout_millis)
     }
 }
 

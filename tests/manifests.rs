@@ -585,3 +585,42 @@ fn a_set_without_the_network_policy_is_complete_when_told_so() {
         "{out}"
     );
 }
+
+/// Every read kube-arbiter makes with its own ServiceAccount is granted by
+/// its ClusterRole: each watch's list and watch, and the reads of what the
+/// view has not shown yet (get pods and nodes for bind and explain, get
+/// and list PriorityClasses for the webhooks; docs/live-source.md).
+#[test]
+fn the_cluster_role_grants_every_read() {
+    let text = manifest_text("rbac.yaml");
+    let role = text
+        .split("\n---\n")
+        .map(|doc| serde_saphyr::from_str::<serde_json::Value>(doc).unwrap())
+        .find(|doc| doc["kind"] == "ClusterRole")
+        .unwrap();
+    let rules = role["rules"].as_array().unwrap();
+    let has =
+        |list: &serde_json::Value, item: &str| list.as_array().unwrap().iter().any(|v| v == item);
+    let grants = |group: &str, resource: &str, verb: &str| {
+        rules.iter().any(|r| {
+            has(&r["apiGroups"], group) && has(&r["resources"], resource) && has(&r["verbs"], verb)
+        })
+    };
+    let watched = [
+        ("", "nodes"),
+        ("", "pods"),
+        ("", "namespaces"),
+        ("", "services"),
+        ("", "replicationcontrollers"),
+        ("apps", "replicasets"),
+        ("apps", "statefulsets"),
+        ("apps", "deployments"),
+        ("policy", "poddisruptionbudgets"),
+        ("scheduling.k8s.io", "priorityclasses"),
+    ];
+    for (group, resource) in watched {
+        for verb in ["get", "list", "watch"] {
+            assert!(grants(group, resource, verb), "{verb} {group}/{resource}");
+        }
+    }
+}

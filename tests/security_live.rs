@@ -123,9 +123,12 @@ async fn kube_scheduler_binds_only_what_it_may() {
         ),
         (
             binding("tenant-b", "ghost", "uid-ghost", "n2"),
-            "not in the cluster view",
+            "pod tenant-b/ghost does not exist",
         ),
-        (binding("tenant-b", "victim", "uid-victim", "n9"), "node n9"),
+        (
+            binding("tenant-b", "victim", "uid-victim", "n9"),
+            "node n9 does not exist",
+        ),
     ];
     for (body, reason) in refused {
         let (status, answer) = live.bind(true, body.clone()).await;
@@ -156,6 +159,76 @@ async fn kube_scheduler_binds_only_what_it_may() {
             .contains("already bound to n2"),
         "{again}"
     );
+    assert_eq!(live.api.bindings().len(), 1);
+}
+
+/// A pod the watch has not brought yet is read from the API server and
+/// meets the same checks there: every refusal above holds for it.
+#[tokio::test]
+async fn pods_the_view_has_not_shown_yet_are_bound_only_within_the_same_checks() {
+    let live = start().await;
+    live.api.pause_events();
+    let mut bound = pending("tenant-b", "bound-new", "default-scheduler");
+    bound["spec"]["nodeName"] = "n1".into();
+    for pod in [
+        pending("tenant-b", "victim-new", "default-scheduler"),
+        pending("tenant-b", "gpu-new", "gpu-scheduler"),
+        bound,
+    ] {
+        live.api.apply("Pod", pod);
+    }
+    let refused = [
+        (
+            binding("tenant-b", "victim-new", "uid-wrong", "n2"),
+            "has UID uid-victim-new",
+        ),
+        (
+            binding("tenant-b", "victim-new", "", "n2"),
+            "names no PodUID",
+        ),
+        (
+            binding("tenant-b", "gpu-new", "uid-gpu-new", "n2"),
+            "gpu-scheduler",
+        ),
+        (
+            binding("tenant-b", "bound-new", "uid-bound-new", "n2"),
+            "already bound to n1",
+        ),
+        (
+            binding("tenant-b", "victim-new", "uid-victim-new", "n9"),
+            "node n9 does not exist",
+        ),
+    ];
+    for (body, reason) in refused {
+        let (status, answer) = live.bind(true, body.clone()).await;
+        assert_eq!(status, 200, "{body}");
+        let error = answer["Error"].as_str().unwrap_or_default();
+        assert!(error.contains(reason), "{body}: {answer}");
+    }
+    assert!(
+        live.api.bindings().is_empty(),
+        "no refused binding reached the API"
+    );
+    let reads = live.api.gets().len();
+    let (status, answer) = live
+        .bind(
+            false,
+            binding("tenant-b", "victim-new", "uid-victim-new", "n2"),
+        )
+        .await;
+    assert_eq!(status, 401, "{answer}");
+    assert_eq!(
+        live.api.gets().len(),
+        reads,
+        "a caller without kube-scheduler's certificate makes kube-arbiter read nothing"
+    );
+    let (_, answer) = live
+        .bind(
+            true,
+            binding("tenant-b", "victim-new", "uid-victim-new", "n2"),
+        )
+        .await;
+    assert_eq!(answer, json!({"Error": ""}));
     assert_eq!(live.api.bindings().len(), 1);
 }
 

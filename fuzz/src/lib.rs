@@ -2,7 +2,10 @@
 //! through the same decoder the file source uses, and checks on the
 //! answers every target encodes.
 
+use std::future::Future;
+use std::pin::pin;
 use std::sync::{Arc, LazyLock};
+use std::task::{Context, Poll, Waker};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -20,6 +23,15 @@ pub static DEMO: LazyLock<Snapshot> =
     LazyLock::new(|| load(include_str!("../../examples/demo-cluster.yaml")));
 
 pub static DEFAULTS: LazyLock<Config> = LazyLock::new(Config::default);
+
+/// A review's answer: without an API server to read from, a webhook
+/// decides in one poll; one that waits is a bug worth a crash.
+pub fn decided<T>(review: impl Future<Output = T>) -> T {
+    match pin!(review).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(answer) => answer,
+        Poll::Pending => panic!("a review waited without an API server to read from"),
+    }
+}
 
 /// A cluster-state text as `cluster::file::load` indexes it.
 pub fn load(text: &str) -> Snapshot {

@@ -14,6 +14,15 @@
 //! calling webhook"; Ignore: it goes on unmodified), so the operator's
 //! choice decides what happens while kube-arbiter starts, whereas a denial
 //! would refuse pods even under `Ignore`.
+//!
+//! The view lags the API server. A pod naming a class the view lacks, and
+//! a new globalDefault class, are decided on what the API server reads now
+//! (live mode; docs/live-source.md): the review is decided again with the
+//! answer. A read that fails is an error answer (503), so the webhook's
+//! `failurePolicy` decides, not a denial worded as if the class were
+//! missing.
+
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -24,9 +33,10 @@ use serde_json::Value;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 
+use crate::cluster::live::ReadThrough;
 use crate::model::PriorityClass;
 use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
-use crate::policy::priority_class;
+use crate::policy::priority_class::{self, Classes};
 use crate::server::metrics::ResultLabel;
 use crate::server::{ApiError, AppState, WholeBody};
 use crate::wire::admission::{
@@ -37,12 +47,12 @@ use crate::wire::json_string;
 
 /// `POST /admission/priority`.
 pub async fn priority(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
-    respond(review_pod(&state, &body))
+    respond(review_pod(&state, &body).await)
 }
 
 /// `POST /admission/priorityclass`.
 pub async fn priority_class(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
-    respond(review_priority_class(&state, &body))
+    respond(review_priority_class(&state, &body).await)
 }
 
 fn respond(answer: Result<Vec<u8>, ApiError>) -> Response {
@@ -74,6 +84,69 @@ impl Verdict {
     }
 }
 
+/// What a review wants read from the API server before it decides.
+enum Ask<'s> {
+    /// The class a pod names, which the view lacks.
+    Class(&'s ReadThrough, String),
+    /// Every class: a globalDefault class is judged against the others.
+    Classes(&'s ReadThrough),
+}
+
+/// What was read for a review; a review asks only while it has nothing.
+enum Read {
+    Nothing,
+    Class(Option<Arc<PriorityClass>>),
+    Classes(Arc<[PriorityClass]>),
+}
+
+impl Read {
+    /// The answer to `ask`; a failed read is an error answer, not a
+    /// denial.
+    async fn of(ask: Ask<'_>) -> Result<Self, ApiError> {
+        match ask {
+            Ask::Class(reads, name) => (reads.priority_class(&name).await)
+                .map(Self::Class)
+                .map_err(|e| {
+                    unavailable(format!(
+                        "PriorityClass {name} is not in kube-arbiter's cluster view yet, and {e}"
+                    ))
+                }),
+            Ask::Classes(reads) => {
+                (reads.priority_classes().await)
+                    .map(Self::Classes)
+                    .map_err(|e| {
+                        unavailable(format!(
+                            "cannot list the PriorityClasses a new default is judged against: {e}"
+                        ))
+                    })
+            }
+        }
+    }
+}
+
+/// The webhook's failurePolicy decides, not a denial.
+fn unavailable(message: String) -> ApiError {
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
+}
+
+/// A review decided, or what it needs read first.
+enum Reviewed<'s> {
+    Answer(Vec<u8>),
+    Ask(Ask<'s>),
+}
+
+/// A decision, or what it needs read first.
+enum Decided<'s> {
+    Done(Decision),
+    Ask(Ask<'s>),
+}
+
+impl From<Decision> for Decided<'_> {
+    fn from(decision: Decision) -> Self {
+        Self::Done(decision)
+    }
+}
+
 /// One decision with what the log line names.
 struct Decision {
     verdict: Verdict,
@@ -93,19 +166,32 @@ impl Decision {
     }
 }
 
-/// Decode, decide and encode one pod review (the mutating webhook).
-pub fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-    match decode_in_one_pass::<Decoded<PodPriorityFields>>(body) {
-        Some(request) => finish_pod(state, request),
-        None => finish_pod(state, decode_request_in_steps(body)?),
+/// Decode, decide and encode one pod review (the mutating webhook); a
+/// class the view lacks is read first (live mode), and the review decided
+/// again with it.
+pub async fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    let mut read = Read::Nothing;
+    loop {
+        let reviewed = match decode_in_one_pass::<Decoded<PodPriorityFields>>(body) {
+            Some(request) => finish_pod(state, request, &read)?,
+            None => finish_pod(state, decode_request_in_steps(body)?, &read)?,
+        };
+        match reviewed {
+            Reviewed::Answer(answer) => return Ok(answer),
+            Reviewed::Ask(ask) => read = Read::of(ask).await?,
+        }
     }
 }
 
-fn finish_pod<O: AdmittedObject<PodPriorityFields>>(
-    state: &AppState,
+fn finish_pod<'s, O: AdmittedObject<PodPriorityFields>>(
+    state: &'s AppState,
     mut request: AdmissionRequest<'_, O>,
-) -> Result<Vec<u8>, ApiError> {
-    let decision = decide_pod(state, &mut request)?;
+    read: &Read,
+) -> Result<Reviewed<'s>, ApiError> {
+    let decision = match decide_pod(state, &mut request, read)? {
+        Decided::Done(decision) => decision,
+        Decided::Ask(ask) => return Ok(Reviewed::Ask(ask)),
+    };
     let result = decision.verdict.result();
     state
         .metrics
@@ -113,23 +199,35 @@ fn finish_pod<O: AdmittedObject<PodPriorityFields>>(
         .get_or_create(&ResultLabel { result })
         .inc();
     log_decision("pod", &request, &decision);
-    encode(&request.uid, decision.verdict)
+    encode(&request.uid, decision.verdict).map(Reviewed::Answer)
 }
 
 /// Decode, decide and encode one PriorityClass review (the validating
-/// webhook).
-pub fn review_priority_class(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-    match decode_in_one_pass(body) {
-        Some(request) => finish_priority_class(state, request),
-        None => finish_priority_class(state, decode_request_in_steps(body)?),
+/// webhook); a globalDefault class is judged against the classes the API
+/// server lists (live mode).
+pub async fn review_priority_class(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    let mut read = Read::Nothing;
+    loop {
+        let reviewed = match decode_in_one_pass(body) {
+            Some(request) => finish_priority_class(state, request, &read)?,
+            None => finish_priority_class(state, decode_request_in_steps(body)?, &read)?,
+        };
+        match reviewed {
+            Reviewed::Answer(answer) => return Ok(answer),
+            Reviewed::Ask(ask) => read = Read::of(ask).await?,
+        }
     }
 }
 
-fn finish_priority_class(
-    state: &AppState,
+fn finish_priority_class<'s>(
+    state: &'s AppState,
     mut request: AdmissionRequest<'_>,
-) -> Result<Vec<u8>, ApiError> {
-    let decision = decide_priority_class(state, &mut request)?;
+    read: &Read,
+) -> Result<Reviewed<'s>, ApiError> {
+    let decision = match decide_priority_class(state, &mut request, read)? {
+        Decided::Done(decision) => decision,
+        Decided::Ask(ask) => return Ok(Reviewed::Ask(ask)),
+    };
     let result = decision.verdict.result();
     state
         .metrics
@@ -137,7 +235,7 @@ fn finish_priority_class(
         .get_or_create(&ResultLabel { result })
         .inc();
     log_decision("priorityclass", &request, &decision);
-    encode(&request.uid, decision.verdict)
+    encode(&request.uid, decision.verdict).map(Reviewed::Answer)
 }
 
 fn log_decision<O>(webhook: &str, request: &AdmissionRequest<'_, O>, decision: &Decision) {
@@ -345,18 +443,19 @@ fn message_name<'a, O>(
         .unwrap_or("Unknown")
 }
 
-fn decide_pod<O: AdmittedObject<PodPriorityFields>>(
-    state: &AppState,
+fn decide_pod<'s, O: AdmittedObject<PodPriorityFields>>(
+    state: &'s AppState,
     request: &mut AdmissionRequest<'_, O>,
-) -> Result<Decision, ApiError> {
+    read: &Read,
+) -> Result<Decided<'s>, ApiError> {
     let is_pods = request.resource.group.is_empty() && request.resource.resource == "pods";
     if !is_pods || !request.sub_resource.is_empty() {
-        return Ok(Decision::ignored());
+        return Ok(Decision::ignored().into());
     }
     let update = match &*request.operation {
         "CREATE" => false,
         "UPDATE" => true,
-        _ => return Ok(Decision::ignored()),
+        _ => return Ok(Decision::ignored().into()),
     };
     let pod = match request.object.take_decoded("request.object", "Pod") {
         Ok(pod) => pod,
@@ -365,7 +464,8 @@ fn decide_pod<O: AdmittedObject<PodPriorityFields>>(
                 verdict,
                 object: request_key(request),
                 class: String::new(),
-            });
+            }
+            .into());
         }
     };
     let name = message_name(request, &pod.metadata.name, &pod.metadata.generate_name);
@@ -384,7 +484,8 @@ fn decide_pod<O: AdmittedObject<PodPriorityFields>>(
                     verdict,
                     object,
                     class: submitted.class_name.to_string(),
-                });
+                }
+                .into());
             }
         };
         let set = priority::preserve_on_update(&submitted, &pod_priority(&old));
@@ -392,10 +493,18 @@ fn decide_pod<O: AdmittedObject<PodPriorityFields>>(
             verdict: patch_verdict(pod_patch(&pod, &set)),
             object,
             class: submitted.class_name.to_string(),
-        });
+        }
+        .into());
     }
     let snapshot = state.snapshot()?;
-    Ok(match priority::admit_create(&snapshot, &submitted) {
+    let class = match read {
+        Read::Class(class) => class.as_deref(),
+        _ => match (&state.reads, priority::missing_class(&snapshot, &submitted)) {
+            (Some(reads), Some(name)) => return Ok(Decided::Ask(Ask::Class(reads, name.into()))),
+            _ => None,
+        },
+    };
+    let decision = match priority::admit_create_confirmed(&snapshot, &submitted, class) {
         Ok(resolved) => Decision {
             verdict: patch_verdict(pod_patch(&pod, &resolved.set)),
             object,
@@ -406,7 +515,8 @@ fn decide_pod<O: AdmittedObject<PodPriorityFields>>(
             object,
             class: submitted.class_name.to_string(),
         },
-    })
+    };
+    Ok(decision.into())
 }
 
 fn request_key<O>(request: &AdmissionRequest<'_, O>) -> String {
@@ -523,19 +633,20 @@ fn pod_patch(pod: &PodPriorityFields, set: &FieldsToSet) -> Vec<PatchOp> {
     }
 }
 
-fn decide_priority_class(
-    state: &AppState,
+fn decide_priority_class<'s>(
+    state: &'s AppState,
     request: &mut AdmissionRequest<'_>,
-) -> Result<Decision, ApiError> {
+    read: &Read,
+) -> Result<Decided<'s>, ApiError> {
     let is_classes = request.resource.group == "scheduling.k8s.io"
         && request.resource.resource == "priorityclasses";
     if !is_classes || !request.sub_resource.is_empty() {
-        return Ok(Decision::ignored());
+        return Ok(Decision::ignored().into());
     }
     let update = match &*request.operation {
         "CREATE" => false,
         "UPDATE" => true,
-        _ => return Ok(Decision::ignored()),
+        _ => return Ok(Decision::ignored().into()),
     };
     let decision = |verdict: Verdict, class: &str| Decision {
         verdict,
@@ -547,7 +658,7 @@ fn decide_priority_class(
         .take_decoded("request.object", "PriorityClass")
     {
         Ok(class) => class,
-        Err(verdict) => return Ok(decision(verdict, &request.name)),
+        Err(verdict) => return Ok(decision(verdict, &request.name).into()),
     };
     let old: Option<Result<PriorityClass, Verdict>> = update.then(|| {
         request
@@ -557,13 +668,22 @@ fn decide_priority_class(
     let name = message_name(request, &class.metadata.name, "");
     let old = match old {
         Some(Ok(old)) => Some(old),
-        Some(Err(verdict)) => return Ok(decision(verdict, name)),
+        Some(Err(verdict)) => return Ok(decision(verdict, name).into()),
         None => None,
     };
     let snapshot = state.snapshot()?;
+    let classes = match read {
+        Read::Classes(listed) => Classes::Listed(listed),
+        _ => match &state.reads {
+            Some(reads) if priority_class::needs_other_classes(&class) => {
+                return Ok(Decided::Ask(Ask::Classes(reads)));
+            }
+            _ => Classes::View(&snapshot),
+        },
+    };
     let checked = match &old {
-        Some(old) => priority_class::validate_update(&snapshot, &class, old),
-        None => priority_class::validate_create(&snapshot, &class),
+        Some(old) => priority_class::validate_update(classes, &class, old),
+        None => priority_class::validate_create(classes, &class),
     };
     let verdict = match checked {
         Ok(()) => Verdict::Allowed,
@@ -574,7 +694,7 @@ fn decide_priority_class(
             denial,
         ),
     };
-    Ok(decision(verdict, name))
+    Ok(decision(verdict, name).into())
 }
 
 #[cfg(test)]

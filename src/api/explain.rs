@@ -1,7 +1,8 @@
 //! `/debug/explain`: "why is my pod pending?" from the server's current
 //! view (live or file). `GET ?namespace=NS&name=POD` explains a pod the view
-//! holds; `POST` with a Pod (JSON or YAML) explains one that need not exist
-//! yet. JSON by default, the table for `Accept: text/plain`. One pod, one
+//! holds, or one the API server has and the view has not shown yet (live
+//! mode: created a moment ago); `POST` with a Pod (JSON or YAML) explains
+//! one that need not exist yet. JSON by default, the table for `Accept: text/plain`. One pod, one
 //! pass over the nodes, on the blocking pool like the extender's verbs.
 
 use axum::Router;
@@ -14,7 +15,8 @@ use serde::Deserialize;
 
 use super::{decide_on_snapshot, json_response};
 use crate::explain::{
-    Explanation, explain, explain_in_view, namespaces_named, parse_pod, render_table,
+    Explanation, explain, explain_in_view, explain_unseen, namespaces_named, parse_pod,
+    render_table,
 };
 use crate::server::people::Caller;
 use crate::server::{ApiError, AppState, WholeBody};
@@ -85,19 +87,15 @@ async fn named(
         // Asked before looking: a refused caller learns nothing, not even
         // whether the pod exists.
         caller.may_read_pods(&state, "get", &namespace).await?;
-        let ns = namespace.clone();
-        let e = decide_on_snapshot(&state, move |snapshot, config| {
-            explain_in_view(snapshot, &ns, &name, config).ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::NOT_FOUND,
-                    format!(
-                        "pod {ns}/{name} is not in kube-arbiter's cluster view \
-                         (POST it to /debug/explain to explain a pod that does not exist yet)"
-                    ),
-                )
-            })
+        let (ns, nm) = (namespace.clone(), name.clone());
+        let in_view = decide_on_snapshot(&state, move |snapshot, config| {
+            Ok(explain_in_view(snapshot, &ns, &nm, config))
         })
         .await?;
+        let e = match in_view {
+            Some(e) => e,
+            None => explain_read(&state, &namespace, &name).await?,
+        };
         may_read_what_it_names(&state, &caller, &namespace, &e).await?;
         Ok::<_, ApiError>(format.answer(&e))
     };
@@ -124,6 +122,41 @@ async fn posted(
         Ok::<_, ApiError>(format.answer(&e))
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// A pod the view has not shown: read from the API server (live) and
+/// judged on the view; 404 when the API server has none either, or when
+/// there is no API server to ask (a state file is the whole cluster).
+async fn explain_read(
+    state: &AppState,
+    namespace: &str,
+    name: &str,
+) -> Result<Explanation, ApiError> {
+    let not_found = |what: &str| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "pod {namespace}/{name} {what} \
+                 (POST it to /debug/explain to explain a pod that does not exist yet)"
+            ),
+        )
+    };
+    let Some(reads) = &state.reads else {
+        return Err(not_found("is not in kube-arbiter's cluster view"));
+    };
+    let pod = reads.pod(namespace, name).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("pod {namespace}/{name} is not in kube-arbiter's cluster view yet, and {e}"),
+        )
+    })?;
+    let Some(pod) = pod else {
+        return Err(not_found("does not exist (the API server has no such pod)"));
+    };
+    decide_on_snapshot(state, move |snapshot, config| {
+        Ok(explain_unseen(snapshot, &pod, config))
+    })
+    .await
 }
 
 /// The answer names pods of other namespaces (victims, the pods a node's

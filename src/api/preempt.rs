@@ -6,8 +6,8 @@
 //! answer is always `NodeNameToMetaVictims` with the nodes where preemption
 //! helps, victims most important first — or only the best node with
 //! `preemption.answer: best`. What kube-scheduler accepts back (victims
-//! already being deleted, empty lists) is decided per node by
-//! [`answerable`] (docs/preemption-contract.md).
+//! without a UID, empty lists) is decided per node by [`answerable`]
+//! (docs/preemption-contract.md).
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -224,23 +224,24 @@ fn candidate_on<'s>(
 /// The victims on `info` as kube-scheduler can take them, or why the node
 /// is left out (docs/preemption-contract.md):
 ///
-/// - A victim the view shows deleting is left out: it frees its room
-///   anyway, and once gone from kube-scheduler's cache its UID would fail
-///   the whole preemption ("claims to preempt pod … not found", upstream
-///   `convertToVictims`).
+/// - A victim the view shows being deleted stays a victim, as upstream's
+///   `SelectVictimsOnNode` keeps it: it holds its room until it is gone,
+///   kube-scheduler's cache keeps it until then (so its UID resolves), and
+///   the preemption's execution skips the DELETE of a victim already being
+///   deleted. Victims come from the view, so none is gone from it.
 /// - A victim without a UID cannot be named: the node is left out.
-/// - No victim left: the node goes back with an empty list only when it
-///   came with one (PR 135486: its dry run found nothing to evict, and an
-///   empty list that arrived empty is accepted). Otherwise it is left out:
-///   kube-scheduler refuses a node whose victims vanish ("expected at least
-///   one victim pod on node"), and before that PR every empty list.
+/// - No victim (the pod fits without evicting): the node goes back with an
+///   empty list only when it came with one (PR 135486: its dry run found
+///   nothing to evict, and an empty list that arrived empty is accepted).
+///   Otherwise it is left out: kube-scheduler refuses a node whose victims
+///   vanish ("expected at least one victim pod on node"), and before that
+///   PR every empty list.
 fn answerable(
     info: &crate::cluster::NodeInfo,
     victims: Victims,
     arrived_empty: bool,
 ) -> Result<Victims, String> {
     let pods = &info.pods;
-    let victims = victims.without(|v| pods.summaries()[v.position as usize].terminating);
     if !victims
         .pods
         .iter()
@@ -250,9 +251,8 @@ fn answerable(
     }
     if victims.pods.is_empty() && !arrived_empty {
         return Err(
-            "no victim left (the pod fits, or every victim is already being \
-                    deleted); kube-scheduler refuses an empty list for a node it sent \
-                    with victims"
+            "no victim (the pod fits); kube-scheduler refuses an empty list for a node \
+             it sent with victims"
                 .into(),
         );
     }
@@ -437,28 +437,31 @@ mod tests {
                 want: victims(&["uid-low"]),
             },
             Case {
-                name: "a victim being deleted is left out, the others stay",
+                name: "a victim being deleted stays a victim beside the others \
+                       (upstream SelectVictimsOnNode)",
                 pods: vec![
                     deleting(pod("going", "n1", 0, 1000, 0, Some(0))),
                     pod("low", "n1", 0, 1000, 0, Some(1)),
                 ],
                 cpu: 2000,
                 sent: &["uid-going", "uid-low"],
-                want: victims(&["uid-low"]),
+                want: victims(&["uid-going", "uid-low"]),
             },
             Case {
-                name: "every victim being deleted, sent with victims: left out",
+                name: "a node whose only victim is being deleted stays a candidate, \
+                       sent with victims (upstream SelectVictimsOnNode)",
                 pods: vec![deleting(pod("going", "n1", 0, 2000, 0, Some(0)))],
                 cpu: 1000,
                 sent: &["uid-going"],
-                want: empty.clone(),
+                want: victims(&["uid-going"]),
             },
             Case {
-                name: "every victim being deleted, sent without: answered with none",
+                name: "a node whose only victim is being deleted stays a candidate, \
+                       sent without (upstream SelectVictimsOnNode)",
                 pods: vec![deleting(pod("going", "n1", 0, 2000, 0, Some(0)))],
                 cpu: 1000,
                 sent: &[],
-                want: victims(&[]),
+                want: victims(&["uid-going"]),
             },
         ];
         for case in cases {

@@ -82,7 +82,9 @@ async fn handle(
                 StatusCode::NOT_FOUND,
                 format!(
                     "no workload in namespace {namespace} matching the request is opted in \
-                     (annotate its Deployment or ReplicaSet with {SCALE_IN}: preserve-spread)"
+                     in kube-arbiter's cluster view (annotate its Deployment or ReplicaSet with \
+                     {SCALE_IN}: preserve-spread; one created or annotated a moment ago shows \
+                     once the watch brings it, as it does to the deletion-cost writer)"
                 ),
             ));
         }

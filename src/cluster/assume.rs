@@ -5,7 +5,10 @@
 //! The overlay sits on top of whatever a source publishes (live API or
 //! file), so both sources get the same behaviour. An assumption ends when
 //! the source's view shows the pod bound (the source's version wins), when
-//! the pod is gone from the source, or when it expires unconfirmed.
+//! the pod is gone from the source, or when it expires unconfirmed. A pod
+//! bound before the watch brought it (read from the API server) is assumed
+//! too; its absence from the source ends it only once the source has
+//! caught up with the pod's version ([`Snapshot::pods_as_of`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,6 +22,8 @@ type Map<K, V> = foldhash::HashMap<K, V>;
 struct Assumption {
     pod: Arc<Pod>,
     expires: Instant,
+    /// Read from the API server: the source has not shown it yet.
+    unseen: bool,
 }
 
 /// Assumed pods by `(namespace, name)`.
@@ -71,14 +76,25 @@ pub(super) fn placed(
     Ok(pod)
 }
 
+/// A pod read from the API server (the view has not shown it) as the view
+/// should show it once bound to `node`.
+pub(super) fn placed_read(read: &Pod, node: &str) -> Pod {
+    let mut pod = read.clone();
+    pod.spec.node_name = node.to_string();
+    pod
+}
+
 impl Assumptions {
-    pub(super) fn insert(&mut self, pod: Pod, expires: Instant) {
+    /// Assume `pod`, which the source shows (`unseen`: which was read from
+    /// the API server instead).
+    pub(super) fn insert(&mut self, pod: Pod, expires: Instant, unseen: bool) {
         let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
         self.pods.insert(
             key,
             Assumption {
                 pod: Arc::new(pod),
                 expires,
+                unseen,
             },
         );
     }
@@ -102,11 +118,12 @@ impl Assumptions {
                 );
                 return false;
             }
-            match base.pod(ns, name) {
-                Some(r) => {
-                    r.pod.spec.node_name.is_empty() && r.pod.metadata.uid == a.pod.metadata.uid
-                }
-                None => false,
+            let same = |r: &&super::PodRef| r.pod.metadata.uid == a.pod.metadata.uid;
+            match base.pod(ns, name).filter(same) {
+                Some(r) => r.pod.spec.node_name.is_empty(),
+                // Gone, or replaced by a pod of another UID; for one read
+                // from the API server, also: not shown yet.
+                None => a.unseen && !caught_up(base, &a.pod),
             }
         });
         self.pods
@@ -118,6 +135,14 @@ impl Assumptions {
     pub(super) fn len(&self) -> usize {
         self.pods.len()
     }
+}
+
+/// `base` holds every pod that existed at `pod`'s version: lacking it,
+/// the pod was deleted.
+fn caught_up(base: &Snapshot, pod: &Pod) -> bool {
+    pod.metadata
+        .version()
+        .is_none_or(|v| base.pods_as_of() >= v)
 }
 
 /// Drop expired assumptions every `every`, for sources that publish rarely
@@ -188,17 +213,52 @@ mod tests {
         let pod = placed(&pending, "ns", "p", "u1", "n1").unwrap();
 
         let mut a = Assumptions::default();
-        a.insert(pod.clone(), later);
+        a.insert(pod.clone(), later, false);
         assert_eq!(a.reconcile(&pending, now).len(), 1, "still pending: kept");
         assert_eq!(a.reconcile(&Snapshot::build(objects("n1")), now).len(), 0);
         assert_eq!(a.len(), 0, "confirmed by the source");
 
-        a.insert(pod.clone(), later);
+        a.insert(pod.clone(), later, false);
         assert!(a.reconcile(&Snapshot::default(), now).is_empty());
         assert_eq!(a.len(), 0, "pod gone from the source");
 
-        a.insert(pod, later);
+        a.insert(pod, later, false);
         assert!(a.reconcile(&pending, later).is_empty());
         assert_eq!(a.len(), 0, "expired");
+    }
+
+    #[test]
+    fn a_pod_read_before_the_source_showed_it_stays_until_the_source_catches_up() {
+        let now = Instant::now();
+        let later = now + Duration::from_secs(30);
+        let mut read: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "resourceVersion": "40"}
+        }))
+        .unwrap();
+        read = placed_read(&read, "n1");
+        let mut a = Assumptions::default();
+        a.insert(read, later, true);
+        let behind = Snapshot::build(objects("")).with_pods_as_of(39);
+        let lacking = |version| Snapshot::default().with_pods_as_of(version);
+        assert_eq!(
+            a.reconcile(&lacking(39), now).len(),
+            1,
+            "the watch lags: kept"
+        );
+        assert_eq!(
+            a.reconcile(&behind, now).len(),
+            1,
+            "shown pending: still ours"
+        );
+        let mut older = objects("");
+        older.pods[0].metadata.uid = "u0".into();
+        let older = Snapshot::build(older).with_pods_as_of(39);
+        assert_eq!(
+            a.reconcile(&older, now).len(),
+            1,
+            "the view still holds an older pod of that name: kept"
+        );
+        assert!(a.reconcile(&lacking(40), now).is_empty());
+        assert_eq!(a.len(), 0, "caught up and gone: deleted");
     }
 }

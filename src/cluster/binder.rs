@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::Pod as ApiPod;
 use kube::api::{Api, PostParams};
 
 use super::ClusterView;
+use crate::model::Pod;
 
 /// Where bindings go.
 #[derive(Clone, Default)]
@@ -32,27 +33,37 @@ pub struct BindRequest {
 }
 
 impl BindRequest {
-    fn key(&self) -> String {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
 }
 
 impl Binder {
     /// Assume `req` in `view` for `ttl`, then bind it (undoing the
-    /// assumption if that fails). The error is the reason to hand back to
+    /// assumption if that fails). `read` is the API server's copy of a pod
+    /// the view has not shown yet. The error is the reason to hand back to
     /// kube-scheduler.
     pub async fn bind(
         &self,
         view: &ClusterView,
         req: &BindRequest,
         ttl: Duration,
+        read: Option<&Pod>,
     ) -> Result<(), String> {
         match self {
             Binder::Api(client) => {
                 // Assumed at arrival, not after the POST returns: the next
                 // pod's filter often arrives while the POST is in flight.
-                let assumed =
-                    view.assume_binding(&req.namespace, &req.name, &req.uid, &req.node, ttl);
+                let assumed = match read {
+                    Some(pod) => {
+                        view.assume_read_binding(pod, &req.node, ttl);
+                        Ok(())
+                    }
+                    None => {
+                        view.assume_binding(&req.namespace, &req.name, &req.uid, &req.node, ttl)
+                    }
+                };
                 if let Err(e) = &assumed {
                     tracing::info!(pod = %req.key(), node = %req.node, reason = %e, "binding; not assumed, the watch will bring it");
                 }

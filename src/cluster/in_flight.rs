@@ -8,7 +8,9 @@
 //! waits, bounded, until the pod resolves, then decides on the updated
 //! view (docs/burst-safety.md). A pod is resolved when the view shows it
 //! bound (the bind verb assumes it at arrival; or the watch), when it is
-//! gone from the view after having been seen there, when it is being
+//! gone from the view after having been seen there or from a view that
+//! has caught up with the version kube-scheduler had of it (created and
+//! deleted between two looks: the view never showed it), when it is being
 //! deleted, when the view shows kube-scheduler gave up on this attempt (a
 //! `PodScheduled=False` condition it did not have when it went in flight),
 //! when kube-scheduler asks `filter` for it again (a new attempt: the
@@ -58,6 +60,9 @@ struct Entry {
     since: Instant,
     /// The view has shown the pod (unbound): its absence now means deleted.
     seen: bool,
+    /// The pod's resourceVersion in kube-scheduler's copy: a view that
+    /// has caught up with it and lacks the pod means deleted too.
+    version: Option<u64>,
     /// The scheduling failures the pod already carried when this attempt
     /// began, as the view and as kube-scheduler's copy showed them: any
     /// other one is kube-scheduler giving up on this attempt.
@@ -141,6 +146,7 @@ impl InFlight {
             in_view.and_then(SchedulingFailure::of),
             SchedulingFailure::of(&pod),
         ];
+        let version = pod.metadata.version();
         pods.insert(
             key,
             Entry {
@@ -148,6 +154,7 @@ impl InFlight {
                 candidates,
                 since: now,
                 seen: in_view.is_some(),
+                version,
                 earlier_failures,
             },
         );
@@ -287,7 +294,7 @@ impl InFlight {
                         && !in_view.is_terminating()
                         && !gave_up(e, in_view)
                 }
-                None => !e.seen,
+                None => !e.seen && !caught_up(snapshot, e),
             }
         });
     }
@@ -304,6 +311,14 @@ impl InFlight {
 /// plugin or extender rejected the pod, or its binding failed).
 fn gave_up(e: &Entry, in_view: &Pod) -> bool {
     SchedulingFailure::of(in_view).is_some_and(|now| !e.earlier_failures.contains(&Some(now)))
+}
+
+/// `snapshot` holds every pod that existed at the version kube-scheduler
+/// had of this one: lacking it, the pod was deleted since, even if the
+/// view never showed it (a ReplicaSet scale-down deletes pending pods
+/// first; a lagging watch brings the creation and the deletion together).
+fn caught_up(snapshot: &Snapshot, e: &Entry) -> bool {
+    e.version.is_some_and(|v| snapshot.pods_as_of() >= v)
 }
 
 fn key(pod: &Pod) -> (String, String) {
@@ -340,6 +355,16 @@ mod tests {
             .obj()
     }
 
+    /// The resourceVersion kube-scheduler's copy of a pending pod carries.
+    const VERSION: u64 = 40;
+
+    /// `pod(name, "")` as kube-scheduler sends it, with its version.
+    fn scheduler_copy(name: &str) -> Pod {
+        let mut p = pod(name, "");
+        p.metadata.resource_version = VERSION.to_string();
+        p
+    }
+
     /// `pod(name, "")` after kube-scheduler's failure handler wrote
     /// `PodScheduled=False` with this message.
     fn failed(name: &str, message: &str) -> Pod {
@@ -373,6 +398,8 @@ mod tests {
         let pending = view_of(vec![pod("a", "")]);
         let bound = view_of(vec![pod("a", "n1")]);
         let gone = view_of(vec![]);
+        let caught_up = view_of(vec![]).with_pods_as_of(VERSION);
+        let caught_up_pending = view_of(vec![pod("a", "")]).with_pods_as_of(VERSION);
         let mut deleting = pod("a", "");
         deleting.metadata.deletion_timestamp = Some("2024-01-01T00:00:00Z".parse().unwrap());
         let deleting = view_of(vec![deleting]);
@@ -424,6 +451,18 @@ mod tests {
                 true,
             ),
             (
+                "a pod the view never showed, gone from a view caught up with it, was deleted",
+                &gone,
+                &caught_up,
+                false,
+            ),
+            (
+                "a pod the view never showed, in a view caught up with it, is pending",
+                &gone,
+                &caught_up_pending,
+                true,
+            ),
+            (
                 "a pod being deleted will not bind",
                 &pending,
                 &deleting,
@@ -438,10 +477,20 @@ mod tests {
         ];
         for (rule, at_record, asked, want) in cases {
             let ledger = InFlight::new(WAIT, AGE);
-            ledger.record(Arc::new(pod("a", "")), at_record, None);
+            ledger.record(Arc::new(scheduler_copy("a")), at_record, None);
             let got = ledger.blocking(asked, &pod("b", ""), &any);
             assert_eq!(!got.is_empty(), want, "{rule}");
         }
+    }
+
+    #[test]
+    fn a_view_short_of_the_pods_version_keeps_waiting_for_it() {
+        let ledger = InFlight::new(WAIT, AGE);
+        ledger.record(Arc::new(scheduler_copy("a")), &view_of(vec![]), None);
+        let behind = view_of(vec![]).with_pods_as_of(VERSION - 1);
+        assert_eq!(names(&ledger.blocking(&behind, &pod("b", ""), &any)), ["a"]);
+        let there = view_of(vec![]).with_pods_as_of(VERSION);
+        assert!(ledger.blocking(&there, &pod("b", ""), &any).is_empty());
     }
 
     #[test]

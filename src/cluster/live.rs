@@ -10,12 +10,14 @@ mod api_config;
 mod health;
 mod ingest;
 mod list_once;
+mod read_through;
 mod store;
 mod watch;
 mod writer;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::{apps, core, policy, scheduling};
 use kube::core::ApiResource;
@@ -24,6 +26,7 @@ use tokio::task::JoinHandle;
 
 pub use self::api_config::{ApiConfig, LiveError, resolve_api_config};
 pub use self::list_once::list_once;
+pub use self::read_through::{ListRead, Read, ReadError, ReadThrough, ReadThroughMetrics};
 use self::store::Update;
 use self::watch::Report;
 pub(crate) use self::watch::describe;
@@ -43,6 +46,12 @@ impl LiveSource {
     /// Bindings go to the API server this source watches.
     pub fn binder(&self) -> Binder {
         Binder::Api(self.client.clone())
+    }
+
+    /// Reads of what the view has not shown yet, from the API server this
+    /// source watches, each bounded by `timeout`.
+    pub fn read_through(&self, timeout: Duration, metrics: ReadThroughMetrics) -> ReadThrough {
+        ReadThrough::new(self.client.clone(), timeout, metrics)
     }
 
     /// The client of the API server this source watches (for token and

@@ -134,6 +134,10 @@ pub struct Snapshot {
     owners_by_namespace: Arc<Map<String, Owners>>,
     topology: Arc<TopologyIndex>,
     pod_count: usize,
+    /// The pod resourceVersion the view has caught up with (live source):
+    /// a pod that existed at this version or before and is not in the view
+    /// has been deleted. 0 when unknown (a state file).
+    pods_as_of: u64,
 }
 
 /// The pods of one namespace and the label index over exactly that list;
@@ -311,6 +315,7 @@ impl Snapshot {
             )),
             topology: Arc::new(topology),
             pod_count,
+            pods_as_of: 0,
         }
     }
 
@@ -494,6 +499,20 @@ impl Snapshot {
     /// Every label key's domains, to share with prepared per-pod state.
     pub fn topology(&self) -> &Arc<TopologyIndex> {
         &self.topology
+    }
+
+    /// See [`Self::with_pods_as_of`]; 0 when unknown.
+    pub fn pods_as_of(&self) -> u64 {
+        self.pods_as_of
+    }
+
+    /// This snapshot, saying its pods are every pod that existed at pod
+    /// resourceVersion `version` and still does ([`ObjectMeta::version`]).
+    ///
+    /// [`ObjectMeta::version`]: crate::model::ObjectMeta::version
+    pub fn with_pods_as_of(mut self, version: u64) -> Self {
+        self.pods_as_of = version;
+        self
     }
 
     pub fn counts(&self) -> ObjectCounts {

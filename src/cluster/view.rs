@@ -16,8 +16,9 @@ use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
 
 use super::Snapshot;
-use super::assume::{AssumeError, Assumptions, placed};
+use super::assume::{AssumeError, Assumptions, placed, placed_read};
 use super::sync_stats::SyncStats;
+use crate::model::Pod;
 
 #[derive(Default)]
 pub struct ClusterView {
@@ -88,9 +89,18 @@ impl ClusterView {
         let mut overlay = self.overlay();
         let base = overlay.base.clone().ok_or(AssumeError::NotReady)?;
         let pod = placed(&base, namespace, name, uid, node)?;
-        overlay.assumptions.insert(pod, Instant::now() + ttl);
+        overlay.assumptions.insert(pod, Instant::now() + ttl, false);
         self.republish(&mut overlay);
         Ok(())
+    }
+
+    /// [`Self::assume_binding`] of a pod the view has not shown yet, as
+    /// the API server had it (`read`).
+    pub fn assume_read_binding(&self, read: &Pod, node: &str, ttl: Duration) {
+        let mut overlay = self.overlay();
+        let pod = placed_read(read, node);
+        overlay.assumptions.insert(pod, Instant::now() + ttl, true);
+        self.republish(&mut overlay);
     }
 
     /// Take back the assumption of a binding that failed.

@@ -112,6 +112,16 @@ pub fn explain_in_view(
     Some(e)
 }
 
+/// A pod the view has not shown yet, as the API server has it: judged on
+/// the view, which does not hold it (so nothing is taken out first).
+pub fn explain_unseen(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
+    let mut e = explain(snapshot, pod, config);
+    if !pod.spec.node_name.is_empty() {
+        e.bound_to = Some(pod.spec.node_name.clone());
+    }
+    e
+}
+
 /// Judge every node of the snapshot for `pod` (one pass); score the
 /// feasible ones; when none is feasible, try preemption on the nodes whose
 /// failure eviction might fix.

@@ -85,6 +85,17 @@ impl ObjectMeta {
             key
         }
     }
+
+    /// `resourceVersion` as a number, which orders the changes of one
+    /// resource (upstream `resourceversion.CompareResourceVersion`: a
+    /// positive integer without leading zeros); `None` when it is not one.
+    pub fn version(&self) -> Option<u64> {
+        let rv = self.resource_version.as_str();
+        if rv.starts_with('0') || !rv.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        rv.parse().ok()
+    }
 }
 
 fn kept_annotations<'de, D: Deserializer<'de>>(d: D) -> Result<Labels, D::Error> {
@@ -99,6 +110,21 @@ fn kept_annotations<'de, D: Deserializer<'de>>(d: D) -> Result<Labels, D::Error>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resource_version_is_a_number_only_when_well_formed() {
+        let version = |rv: &str| {
+            ObjectMeta {
+                resource_version: rv.into(),
+                ..Default::default()
+            }
+            .version()
+        };
+        assert_eq!(version("42"), Some(42));
+        for odd in ["", "0", "042", "4a", "-1", "99999999999999999999999"] {
+            assert_eq!(version(odd), None, "{odd:?}");
+        }
+    }
 
     #[test]
     fn drops_annotations_the_policies_do_not_read() {

@@ -167,8 +167,14 @@ impl fmt::Display for Denial {
 /// The globalDefault class; when a race left several, the lowest value wins
 /// (ties: the first by name, so the answer is stable).
 pub fn default_class(snapshot: &Snapshot) -> Option<&PriorityClass> {
-    snapshot
-        .priority_classes()
+    default_among(snapshot.priority_classes())
+}
+
+/// [`default_class`] among `classes`, given in name order.
+pub fn default_among<'a>(
+    classes: impl Iterator<Item = &'a PriorityClass>,
+) -> Option<&'a PriorityClass> {
+    classes
         .filter(|c| c.global_default)
         .fold(None, |best: Option<&PriorityClass>, c| match best {
             Some(b) if b.value <= c.value => Some(b),
@@ -176,10 +182,12 @@ pub fn default_class(snapshot: &Snapshot) -> Option<&PriorityClass> {
         })
 }
 
-/// Class name, value and policy a pod's `priorityClassName` resolves to.
+/// Class name, value and policy a pod's `priorityClassName` resolves to;
+/// `read` is the API server's copy of a class the view lacks.
 fn resolve_class(
     snapshot: &Snapshot,
     class_name: &str,
+    read: Option<&PriorityClass>,
 ) -> Result<(String, i32, PreemptionPolicy), Denial> {
     if class_name.is_empty() {
         return Ok(match default_class(snapshot) {
@@ -195,7 +203,8 @@ fn resolve_class(
             ),
         });
     }
-    if let Some(c) = snapshot.priority_class(class_name) {
+    let named = read.filter(|c| c.metadata.name == class_name);
+    if let Some(c) = snapshot.priority_class(class_name).or(named) {
         return Ok((
             c.metadata.name.clone(),
             c.value,
@@ -214,9 +223,30 @@ fn resolve_class(
     }
 }
 
+/// The class a pod CREATE names that the view lacks and that is no system
+/// class: it may have been created a moment ago, so the API server is
+/// asked before the pod is refused for it.
+pub fn missing_class<'p>(snapshot: &Snapshot, pod: &PodPriority<'p>) -> Option<&'p str> {
+    let name = pod.class_name;
+    let missing =
+        !name.is_empty() && snapshot.priority_class(name).is_none() && system_class(name).is_none();
+    missing.then_some(name)
+}
+
 /// Pod CREATE: resolve the class and check what the pod already carries.
 pub fn admit_create(snapshot: &Snapshot, pod: &PodPriority<'_>) -> Result<Resolved, Denial> {
-    let (class_name, priority, policy) = resolve_class(snapshot, pod.class_name)?;
+    admit_create_confirmed(snapshot, pod, None)
+}
+
+/// [`admit_create`], with `read` the API server's copy of the class the
+/// pod names and the view lacks ([`missing_class`]); `None` when the API
+/// server has none either.
+pub fn admit_create_confirmed(
+    snapshot: &Snapshot,
+    pod: &PodPriority<'_>,
+    read: Option<&PriorityClass>,
+) -> Result<Resolved, Denial> {
+    let (class_name, priority, policy) = resolve_class(snapshot, pod.class_name, read)?;
     let mut set = FieldsToSet::default();
     match pod.priority {
         Some(given) if given != priority => {
@@ -586,6 +616,28 @@ mod tests {
         )]);
         let r = admit_create(&v, &pod("system-node-critical")).unwrap();
         assert_eq!(r.preemption_policy, PreemptionPolicy::Never);
+    }
+
+    #[test]
+    fn a_class_the_view_lacks_is_asked_for_and_its_read_copy_decides() {
+        let v = view(vec![default1()]);
+        assert_eq!(missing_class(&v, &pod("fresh-class")), Some("fresh-class"));
+        for known in ["default1", "system-cluster-critical", ""] {
+            assert_eq!(missing_class(&v, &pod(known)), None, "{known:?}");
+        }
+        let fresh = class("fresh-class", 700, false, Some("Never"));
+        let r = admit_create_confirmed(&v, &pod("fresh-class"), Some(&fresh)).unwrap();
+        assert_eq!(
+            (r.priority, r.preemption_policy),
+            (700, PreemptionPolicy::Never)
+        );
+        let gone = admit_create_confirmed(&v, &pod("fresh-class"), None).unwrap_err();
+        assert_eq!(
+            gone.reason,
+            "no PriorityClass with name fresh-class was found"
+        );
+        let other = admit_create_confirmed(&v, &pod("other"), Some(&fresh)).unwrap_err();
+        assert_eq!(other.reason, "no PriorityClass with name other was found");
     }
 
     #[test]

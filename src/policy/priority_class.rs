@@ -4,14 +4,15 @@
 //!
 //! Field errors come first and all of them are reported together (422
 //! Invalid, as the API server's registry validation answers); the default
-//! rule is checked against the view only when they pass (403 Forbidden, as
-//! the admission plugin answers).
+//! rule is checked only when they pass (403 Forbidden, as the admission
+//! plugin answers), against the view or against the classes the API
+//! server listed ([`Classes`]).
 
 use crate::cluster::Snapshot;
 use crate::model::PriorityClass;
 
 use super::priority::{
-    Denial, HIGHEST_USER_DEFINABLE_PRIORITY, PreemptionPolicy, SYSTEM_CLASS_PREFIX, default_class,
+    Denial, HIGHEST_USER_DEFINABLE_PRIORITY, PreemptionPolicy, SYSTEM_CLASS_PREFIX, default_among,
     system_class,
 };
 
@@ -23,22 +24,54 @@ const SUBDOMAIN_RULE: &str = "a lowercase RFC 1123 subdomain must consist of low
     (e.g. 'example.com', regex used for validation is \
     '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
+/// The classes that exist, for the only-one-default rule.
+#[derive(Debug, Clone, Copy)]
+pub enum Classes<'a> {
+    View(&'a Snapshot),
+    /// As the API server listed them (name order).
+    Listed(&'a [PriorityClass]),
+}
+
+impl<'a> From<&'a Snapshot> for Classes<'a> {
+    fn from(snapshot: &'a Snapshot) -> Self {
+        Self::View(snapshot)
+    }
+}
+
+impl Classes<'_> {
+    fn default_class(&self) -> Option<&PriorityClass> {
+        match self {
+            Self::View(snapshot) => default_among(snapshot.priority_classes()),
+            Self::Listed(classes) => default_among(classes.iter()),
+        }
+    }
+}
+
+/// Whether the only-one-default rule applies to `class`: only a
+/// globalDefault class is judged against the others.
+pub fn needs_other_classes(class: &PriorityClass) -> bool {
+    class.global_default
+}
+
 /// A PriorityClass CREATE.
-pub fn validate_create(snapshot: &Snapshot, class: &PriorityClass) -> Result<(), Denial> {
+pub fn validate_create<'a>(
+    classes: impl Into<Classes<'a>>,
+    class: &PriorityClass,
+) -> Result<(), Denial> {
     invalid_if_any(field_errors(class))?;
-    only_one_default(snapshot, class, false)
+    only_one_default(classes.into(), class, false)
 }
 
 /// A PriorityClass UPDATE from `old` to `class`.
-pub fn validate_update(
-    snapshot: &Snapshot,
+pub fn validate_update<'a>(
+    classes: impl Into<Classes<'a>>,
     class: &PriorityClass,
     old: &PriorityClass,
 ) -> Result<(), Denial> {
     let mut errors = field_errors(class);
     errors.extend(update_errors(class, old));
     invalid_if_any(errors)?;
-    only_one_default(snapshot, class, true)
+    only_one_default(classes.into(), class, true)
 }
 
 /// Upstream aggregates field errors: one as is, several in brackets.
@@ -165,14 +198,14 @@ fn subdomain_errors(name: &str) -> Vec<NameError> {
 /// making another class the default on update, is refused; updating the
 /// current default itself is fine.
 fn only_one_default(
-    snapshot: &Snapshot,
+    classes: Classes<'_>,
     class: &PriorityClass,
     update: bool,
 ) -> Result<(), Denial> {
-    if !class.global_default {
+    if !needs_other_classes(class) {
         return Ok(());
     }
-    match default_class(snapshot) {
+    match classes.default_class() {
         Some(existing) if !update || existing.metadata.name != class.metadata.name => {
             Err(Denial::forbidden(format!(
                 "PriorityClass {} is already marked as default. Only one default can exist",
@@ -438,6 +471,22 @@ mod tests {
             Ok(()),
             "making a class the default when there is none"
         );
+    }
+
+    /// The API server's list decides, not a lagging view: a default
+    /// created a moment ago counts, one deleted a moment ago does not.
+    #[test]
+    fn listed_classes_decide_the_default_rule() {
+        let default1 = class("default1", 1000, true, None);
+        let default2 = class("default2", 2000, true, None);
+        let listed = [default1.clone()];
+        let err = validate_create(Classes::Listed(&listed), &default2).unwrap_err();
+        assert!(err.reason.contains("default1 is already marked"), "{err}");
+        assert_eq!(validate_create(Classes::Listed(&[]), &default2), Ok(()));
+        let old2 = class("default2", 2000, false, None);
+        assert!(validate_update(Classes::Listed(&listed), &default2, &old2).is_err());
+        assert!(needs_other_classes(&default2));
+        assert!(!needs_other_classes(&old2));
     }
 
     #[test]

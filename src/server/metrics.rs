@@ -13,6 +13,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::cluster::ClusterView;
+use crate::cluster::live::ReadThroughMetrics;
 use crate::deletion_cost::DeletionCostMetrics;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -88,6 +89,8 @@ pub struct Metrics {
     preempt_unknown: Family<WhatLabel, Counter>,
     /// The deletion-cost writer (docs/scale-in-controller.md).
     pub deletion_cost: DeletionCostMetrics,
+    /// Reads from the API server of what the view had not shown yet.
+    pub read_through: ReadThroughMetrics,
 }
 
 fn latency_histogram() -> Histogram {
@@ -128,6 +131,8 @@ impl Metrics {
         let bindings_refused = Counter::default();
         let deletion_cost = DeletionCostMetrics::default();
         deletion_cost.register(&mut registry);
+        let read_through = ReadThroughMetrics::default();
+        read_through.register(&mut registry);
         registry.register(
             "bindings_refused",
             "Bind calls refused before reaching the API server (pod unknown, already bound, \
@@ -288,6 +293,7 @@ impl Metrics {
             bindings_refused,
             preempt_unknown,
             deletion_cost,
+            read_through,
         }
     }
 
@@ -372,6 +378,18 @@ mod tests {
 
     use super::*;
     use crate::cluster::{Kind, Snapshot};
+
+    #[test]
+    fn reads_through_are_counted_from_zero() {
+        let text = Metrics::new().render(&ClusterView::new());
+        for line in [
+            "kube_arbiter_view_read_through_total{kind=\"Pod\",outcome=\"found\"} 0",
+            "kube_arbiter_view_read_through_total{kind=\"Node\",outcome=\"timeout\"} 0",
+            "kube_arbiter_view_read_through_total{kind=\"PriorityClass\",outcome=\"listed\"} 0",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+    }
 
     #[test]
     fn sync_statistics_are_read_at_scrape_time() {

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::cluster::live::ReadThrough;
 use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
 use crate::deletion_cost::Deployments;
@@ -36,6 +37,10 @@ pub struct AppState {
     pub warnings: Arc<Warnings>,
     /// Nodes decoded from recent Nodes-mode requests, by their exact text.
     pub recent_nodes: Arc<RecentNodes>,
+    /// Where a miss in the view is confirmed before it becomes a refusal:
+    /// the API server (live), or nowhere (`--cluster-state`: the file is
+    /// the whole cluster).
+    pub reads: Option<Arc<ReadThrough>>,
 }
 
 /// The rate limits of warnings that a request can repeat: one gate each,
@@ -71,6 +76,7 @@ impl AppState {
             deployments: None,
             warnings: Arc::default(),
             recent_nodes: Arc::default(),
+            reads: None,
         }
     }
 
@@ -109,6 +115,12 @@ impl AppState {
     /// Send bindings to the API server through `binder`.
     pub fn with_binder(mut self, binder: Binder) -> Self {
         self.binder = binder;
+        self
+    }
+
+    /// Confirm what the view has not shown yet with `reads`.
+    pub fn with_reads(mut self, reads: ReadThrough) -> Self {
+        self.reads = Some(Arc::new(reads));
         self
     }
 

@@ -15,7 +15,11 @@
 //! JSON merge patches of pods (a `metadata.uid` in the patch that is not the
 //! pod's is refused, 422, as the API server refuses to change a UID), and
 //! coordination.k8s.io/v1 Leases: get, create (409 AlreadyExists) and
-//! update (409 Conflict on a stale resourceVersion).
+//! update (409 Conflict on a stale resourceVersion). A GET of one object
+//! answers from the stored objects even while watch events are held back
+//! ([`FakeApiServer::pause_events`]): what a real API server answers while
+//! a client's watch lags. Such GETs can be slowed down, and how many ran at
+//! once is recorded.
 //! Plain HTTP, or HTTPS with its own CA as a real API server serves
 //! ([`FakeApiServer::start_tls`]).
 #![allow(dead_code)] // each test binary uses a different part of it
@@ -105,6 +109,10 @@ struct Inner {
     identities: Identities,
     /// Leases by "namespace/name".
     leases: BTreeMap<String, Value>,
+    /// Each GET of one object is held this long before it answers.
+    get_latency: std::time::Duration,
+    gets_at_once: usize,
+    most_gets_at_once: usize,
 }
 
 #[derive(Clone)]
@@ -378,6 +386,28 @@ impl FakeApiServer {
         inner.binding_latency_ms = ms;
         inner.refuse_every = refuse_every;
         inner.rng = seed;
+    }
+
+    /// Hold each GET of one object this long before answering.
+    pub fn set_get_latency(&self, latency: std::time::Duration) {
+        self.lock().get_latency = latency;
+    }
+
+    /// The most GETs of one object that were being answered at once.
+    pub fn most_gets_at_once(&self) -> usize {
+        self.lock().most_gets_at_once
+    }
+
+    /// GETs of one object received so far, as their paths.
+    pub fn gets(&self) -> Vec<String> {
+        self.requests()
+            .into_iter()
+            .filter_map(|r| {
+                r.strip_prefix("GET ")
+                    .map(|p| p.trim_end_matches('?').to_string())
+            })
+            .filter(|p| object_at(p).is_some())
+            .collect()
     }
 
     /// A handle that tasks outliving a borrow of the server can keep.
@@ -666,6 +696,11 @@ async fn handle(State(shared): State<Shared>, req: Request) -> Response {
         }
         return bind(&shared, &path, &body);
     }
+    if method == Method::GET
+        && let Some((coll, key)) = object_at(&path)
+    {
+        return get_one(&shared, coll, &key).await;
+    }
     let Some((coll, api_version, kind)) = RESOURCES.iter().find(|(p, _, _)| *p == path) else {
         return json_response(404, &status(404, "NotFound", &format!("no route {path}")));
     };
@@ -680,6 +715,71 @@ async fn handle(State(shared): State<Shared>, req: Request) -> Response {
         watch(&shared, coll, api_version, kind, &query)
     } else {
         list(&shared, coll, api_version, kind, &query)
+    }
+}
+
+/// The collection and key ("namespace/name", "/name" when cluster-scoped)
+/// of a one-object path: `/api/v1/nodes/NAME`,
+/// `/api/v1/namespaces/NS/pods/NAME`, `/apis/G/V/priorityclasses/NAME`.
+fn object_at(path: &str) -> Option<(&'static str, String)> {
+    RESOURCES.iter().find_map(|(coll, _, _)| {
+        let (base, plural) = coll.rsplit_once('/')?;
+        let rest = path.strip_prefix(base)?.strip_prefix('/')?;
+        match rest.split('/').collect::<Vec<_>>()[..] {
+            ["namespaces", ns, p, name] if p == plural => Some((*coll, format!("{ns}/{name}"))),
+            [p, name] if p == plural => Some((*coll, format!("/{name}"))),
+            _ => None,
+        }
+    })
+}
+
+/// A GET being answered, until dropped (answered, or given up by its
+/// client).
+struct GetAnswering(Shared);
+
+impl GetAnswering {
+    fn new(shared: &Shared) -> Self {
+        let mut inner = shared.inner.lock().unwrap();
+        inner.gets_at_once += 1;
+        inner.most_gets_at_once = inner.most_gets_at_once.max(inner.gets_at_once);
+        Self(shared.clone())
+    }
+}
+
+impl Drop for GetAnswering {
+    fn drop(&mut self) {
+        self.0.inner.lock().unwrap().gets_at_once -= 1;
+    }
+}
+
+/// GET of one object: it as stored, or 404 NotFound; after the GET latency.
+async fn get_one(shared: &Shared, coll: &'static str, key: &str) -> Response {
+    let _answering = GetAnswering::new(shared);
+    let latency = shared.inner.lock().unwrap().get_latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let inner = shared.inner.lock().unwrap();
+    let c = &inner.collections[coll];
+    if c.unavailable {
+        return json_response(
+            500,
+            &status(500, "InternalError", "etcdserver: request timed out"),
+        );
+    }
+    match c.items.get(key) {
+        Some(text) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            text.to_string(),
+        )
+            .into_response(),
+        None => {
+            let (_, name) = key.split_once('/').unwrap_or(("", key));
+            let resource = coll.rsplit('/').next().unwrap_or(coll);
+            let message = format!("{resource} \"{name}\" not found");
+            json_response(404, &status(404, "NotFound", &message))
+        }
     }
 }
 

@@ -132,6 +132,32 @@ pub struct Store {
     replication_controllers: KindStore<MapSelectorOwner>,
     pending: Pending,
     dirty: bool,
+    pods_as_of: PodsAsOf,
+}
+
+/// The highest pod resourceVersion applied ([`Snapshot::pods_as_of`]),
+/// and during a relist the highest listed so far.
+#[derive(Default)]
+struct PodsAsOf {
+    applied: u64,
+    listing: u64,
+}
+
+impl PodsAsOf {
+    /// How far the pods applied reach: a listed pod's version is below the
+    /// list's own, so the highest of them is a version the view has caught
+    /// up with once the list is in; an event's is its change's.
+    fn note(&mut self, e: &KindEvent<Pod>) {
+        let version = |p: &Pod| p.metadata.version().unwrap_or(0);
+        match e {
+            KindEvent::Init => self.listing = 0,
+            KindEvent::InitApply(p) => self.listing = self.listing.max(version(p)),
+            KindEvent::InitDone => self.applied = self.applied.max(self.listing),
+            KindEvent::Apply(p) | KindEvent::Delete(p) => {
+                self.applied = self.applied.max(version(p));
+            }
+        }
+    }
 }
 
 impl Update {
@@ -194,6 +220,7 @@ impl Store {
             }
             Update::Pod(e) => {
                 phase = phase_of(&e);
+                self.pods_as_of.note(&e);
                 match self.pods.apply(e) {
                     Applied::Nothing => false,
                     Applied::Upserted { object, .. } => {
@@ -270,6 +297,11 @@ impl Store {
     /// The next snapshot: `previous` with the pending changes applied, or a
     /// full build when there is no previous one or the changes need it.
     pub fn snapshot(&mut self, previous: Option<&Snapshot>) -> Snapshot {
+        self.changed(previous)
+            .with_pods_as_of(self.pods_as_of.applied)
+    }
+
+    fn changed(&mut self, previous: Option<&Snapshot>) -> Snapshot {
         let p = std::mem::take(&mut self.pending);
         self.dirty = false;
         let Some(mut s) = previous.filter(|_| !p.rebuild).cloned() else {
@@ -316,5 +348,39 @@ impl Store {
             stateful_sets: self.stateful_sets.all(),
             replication_controllers: self.replication_controllers.all(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::make_pod;
+
+    fn pod(name: &str, version: &str) -> Arc<Pod> {
+        let mut p = make_pod("ns", name).obj();
+        p.metadata.resource_version = version.into();
+        Arc::new(p)
+    }
+
+    #[test]
+    fn the_snapshot_says_how_far_its_pods_reach() {
+        let mut store = Store::default();
+        for e in [
+            KindEvent::Init,
+            KindEvent::InitApply(pod("a", "7")),
+            KindEvent::InitApply(pod("b", "5")),
+        ] {
+            store.apply(Update::Pod(e));
+        }
+        assert_eq!(store.snapshot(None).pods_as_of(), 0, "the list is not in");
+        store.apply(Update::Pod(KindEvent::InitDone));
+        assert_eq!(store.snapshot(None).pods_as_of(), 7);
+        store.apply(Update::Pod(KindEvent::Delete(pod("a", "12"))));
+        let s = store.snapshot(None);
+        assert_eq!(s.pods_as_of(), 12, "a deletion is a change too");
+        store.apply(Update::Pod(KindEvent::Apply(pod("c", "not-a-number"))));
+        let next = store.snapshot(Some(&s));
+        assert_eq!(next.pods_as_of(), 12);
+        assert!(next.pod("ns", "c").is_some());
     }
 }

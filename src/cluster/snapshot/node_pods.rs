@@ -56,8 +56,6 @@ pub struct PodSummary {
     pub start_time: Option<Timestamp>,
     /// What the scheduler reserves for the pod.
     pub requests: Requests,
-    /// Being deleted (`metadata.deletionTimestamp` set).
-    pub terminating: bool,
     uid: Range<u32>,
 }
 
@@ -189,7 +187,6 @@ impl Parts {
             priority: pod.priority(),
             start_time: pod.status.start_time,
             requests: assigned_pod_requests(&pod),
-            terminating: pod.is_terminating(),
             uid,
         };
         self.requested.add(&summary.requests);

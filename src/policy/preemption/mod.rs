@@ -118,18 +118,6 @@ pub struct Victim {
     pub breaks_pdb: bool,
 }
 
-impl Victims {
-    /// Without the pods `gone` says are already on their way out, and
-    /// `num_pdb_violations` counting only those left.
-    /// Filtered in place: a copy grew one push at a time, for every
-    /// candidate node.
-    pub fn without(mut self, mut gone: impl FnMut(&Victim) -> bool) -> Victims {
-        self.pods.retain(|v| !gone(v));
-        self.num_pdb_violations = self.pods.iter().filter(|v| v.breaks_pdb).count();
-        self
-    }
-}
-
 impl Victim {
     /// `MoreImportantPod` as a sort key, smallest first: higher priority
     /// first, then the pod that started earlier ([`pod_importance`]).
@@ -248,27 +236,5 @@ pub(crate) mod testing {
             pod.metadata.labels.insert(k.to_string(), v.to_string());
         }
         pod
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn victims_without_some_count_only_the_pdb_violations_left() {
-        let victim = |position, breaks_pdb| Victim {
-            position,
-            priority: 0,
-            start_time: Timestamp::UNIX_EPOCH,
-            breaks_pdb,
-        };
-        let all = Victims {
-            pods: vec![victim(0, true), victim(1, true), victim(2, false)],
-            num_pdb_violations: 2,
-        };
-        let left = all.without(|v| v.position == 0);
-        assert_eq!(left.pods, [victim(1, true), victim(2, false)]);
-        assert_eq!(left.num_pdb_violations, 1);
     }
 }
