@@ -95,7 +95,8 @@ fn run_explain(args: ExplainArgs) -> Result<(), RunError> {
 /// connection the server dropped at WARN (`eof in poll: ... close_notify`,
 /// target `kube_client::client`). Its TLS warnings stay.
 pub const DEFAULT_LOG_FILTER: &str = "info,kube_client::client=error,\
-     kube_client::client::builder=off,kube_client::client::tls=info";
+     kube_client::client::builder=off,kube_client::client::tls=info,\
+     kube_runtime::watcher=error";
 
 /// Logs go to stderr; RUST_LOG replaces [`DEFAULT_LOG_FILTER`].
 fn init_logging(format: LogFormat) {

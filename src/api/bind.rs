@@ -55,9 +55,13 @@ pub async fn bind(
             }
             Ok(read) => {
                 let ttl = state.config.live.assume_ttl();
-                (state.binder)
+                let bound = (state.binder)
                     .bind(&state.view, &req, ttl, read.as_deref())
-                    .await
+                    .await;
+                if bound.is_err() {
+                    state.in_flight.attempt_ended(&req.namespace, &req.name);
+                }
+                bound
             }
         },
         Err(e) => Err(e),

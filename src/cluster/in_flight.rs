@@ -165,7 +165,15 @@ impl InFlight {
     /// pod at a time and binds only what it assumed). Its entry goes, and
     /// decisions waiting for it go ahead.
     pub fn new_attempt(&self, pod: &Pod) {
-        if self.lock().remove(&key(pod)).is_some() {
+        self.attempt_ended(&pod.metadata.namespace, &pod.metadata.name);
+    }
+
+    /// The binding kube-arbiter made for pod `namespace/name` failed (the
+    /// API server refused it or could not be reached): kube-scheduler
+    /// forgets the pod and schedules it again, so nobody waits for it.
+    pub fn attempt_ended(&self, namespace: &str, name: &str) {
+        let key = (namespace.to_string(), name.to_string());
+        if self.lock().remove(&key).is_some() {
             self.dropped.notify_waiters();
         }
     }
@@ -517,6 +525,22 @@ mod tests {
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(20)).await;
             again.new_attempt(&pod("a", ""));
+        });
+        let got = ledger.settle(&view, &pod("b", ""), &any).await;
+        assert!(matches!(got, Settled::Waited(_)), "{got:?}");
+        assert!(ledger.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_failed_binding_releases_the_pods_waiters_without_a_publish() {
+        let view = Arc::new(ClusterView::new());
+        view.publish(view_of(vec![pod("a", "")]));
+        let ledger = Arc::new(InFlight::new(WAIT, AGE));
+        ledger.record(Arc::new(pod("a", "")), &view.current().unwrap(), None);
+        let binder = Arc::clone(&ledger);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            binder.attempt_ended("ns", "a");
         });
         let got = ledger.settle(&view, &pod("b", ""), &any).await;
         assert!(matches!(got, Settled::Waited(_)), "{got:?}");

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -15,8 +15,8 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::task::JoinHandle;
 
+use super::refusals::Refusals;
 use super::workloads::DeploymentAnnotations;
-use crate::log_every::LogEvery;
 use crate::model::meta::{SCALE_IN, SCALE_IN_MAX};
 
 #[derive(Clone)]
@@ -35,17 +35,23 @@ impl Deployments {
         )
         .default_backoff();
         let task = tokio::spawn(async move {
-            // A refusal (a missing `list deployments` right keeps the
-            // writer from ever starting) once a minute; an outage is the
-            // live source's to report.
-            let failures = LogEvery::new(Duration::from_secs(60));
+            // A lasting refusal (a missing `list deployments` right keeps
+            // the writer from ever starting) once a minute; an outage is
+            // the live source's to report.
+            let refusals = Refusals::default();
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
-                let Err(e) = event else { continue };
+                let e = match event {
+                    Ok(_) => {
+                        refusals.answered();
+                        continue;
+                    }
+                    Err(e) => e,
+                };
                 let error = crate::cluster::live::describe(&e);
                 if !refused(&e) {
                     tracing::debug!(%error, "Deployment watch: API server unreachable or expired");
-                } else if let Some(held_back) = failures.admit(Instant::now()) {
+                } else if let Some(held_back) = refusals.refused(Instant::now()) {
                     tracing::warn!(%error, held_back,
                         "cannot list or watch Deployments; deletion costs are not written until it can");
                 }

@@ -10,6 +10,9 @@
 pub mod deployments;
 pub mod lease;
 pub mod metrics;
+mod refusals;
+
+use refusals::Refusals;
 pub mod workloads;
 
 use std::collections::HashMap;
@@ -24,7 +27,6 @@ use tokio::task::JoinHandle;
 
 use crate::cluster::{ClusterView, Snapshot};
 use crate::config::Config;
-use crate::log_every::LogEvery;
 use crate::model::meta::{DELETION_COST_MANAGED, POD_DELETION_COST};
 use crate::server::metrics::Metrics;
 
@@ -65,7 +67,7 @@ async fn run(
         ),
         leading: false,
         pending: Pending::default(),
-        lease_failures: LogEvery::new(Duration::from_secs(60)),
+        lease_refusals: Refusals::default(),
         client,
         metrics: Arc::clone(&metrics),
     };
@@ -91,7 +93,7 @@ struct Writer {
     elector: Elector,
     leading: bool,
     pending: Pending,
-    lease_failures: LogEvery,
+    lease_refusals: Refusals,
     client: kube::Client,
     metrics: Arc<Metrics>,
 }
@@ -101,13 +103,16 @@ impl Writer {
     async fn lead(&mut self, lease_name: &str) -> bool {
         let m = &self.metrics.deletion_cost;
         let step = match self.elector.step().await {
-            Ok(step) => step,
+            Ok(step) => {
+                self.lease_refusals.answered();
+                step
+            }
             Err(e) => {
                 let error = crate::cluster::live::describe(&e);
                 if !refused(&e) {
                     // The live source already warns once about an outage.
                     tracing::debug!(%error, "scale-in Lease: API server unreachable");
-                } else if let Some(held_back) = self.lease_failures.admit(Instant::now()) {
+                } else if let Some(held_back) = self.lease_refusals.refused(Instant::now()) {
                     tracing::warn!(%error, held_back, lease = %lease_name,
                         "cannot read or renew the scale-in Lease");
                 }
