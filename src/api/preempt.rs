@@ -44,6 +44,10 @@ pub struct PreemptResult<'s> {
     pub candidates: Vec<Candidate<'s>>,
     /// Names in the request the view does not know (left out).
     pub unknown: Unknown,
+    /// For a candidate whose every named victim the view has already seen
+    /// deleted: those UIDs, answered back (by node name; see
+    /// [`answerable`]).
+    pub gone: Vec<(String, Vec<String>)>,
 }
 
 impl PreemptResult<'_> {
@@ -65,13 +69,21 @@ impl PreemptResult<'_> {
             // Writing a string into a Vec cannot fail.
             json_string::write_str(&mut out, c.node.node.name()).ok();
             out.extend_from_slice(br#":{"Pods":["#);
-            for (k, v) in c.victims.pods.iter().enumerate() {
+            let gone = self
+                .gone
+                .iter()
+                .find(|(node, _)| node == c.node.node.name())
+                .map_or(&[][..], |(_, uids)| uids.as_slice());
+            let uids = (c.victims.pods.iter())
+                .map(|v| c.node.pods.uid(v.position as usize))
+                .chain(gone.iter().map(String::as_str));
+            for (k, uid) in uids.enumerate() {
                 if k > 0 {
                     out.push(b',');
                 }
                 out.extend_from_slice(br#"{"UID":"#);
                 // Writing a string into a Vec cannot fail.
-                json_string::write_str(&mut out, c.node.pods.uid(v.position as usize)).ok();
+                json_string::write_str(&mut out, uid).ok();
                 out.push(b'}');
             }
             out.extend_from_slice(br#"],"NumPDBViolations":"#);
@@ -156,11 +168,17 @@ pub fn answer<'s>(
     let parts = map_parts(&nodes, PARALLEL_PREEMPT_MIN, |_, part| {
         let mut preemptor = preemptor.clone();
         let mut unknown = Unknown::default();
-        let found = part.iter().filter_map(|&(name, uids)| {
-            let idx = unknown.look_up(snapshot, name, uids)?;
-            candidate_on(snapshot, &mut preemptor, idx, uids.is_empty())
-        });
-        let found = found.collect::<Vec<_>>();
+        let mut found = Vec::new();
+        for &(name, uids) in part {
+            let before = unknown.victims.len();
+            let Some(idx) = unknown.look_up(snapshot, name, uids) else {
+                continue;
+            };
+            let gone = &unknown.victims[before..];
+            if let Some(c) = candidate_on(snapshot, &mut preemptor, idx, uids.is_empty(), gone) {
+                found.push(c);
+            }
+        }
         Ok::<_, Infallible>((found, unknown))
     });
     let parts = match parts {
@@ -168,9 +186,15 @@ pub fn answer<'s>(
         Err(never) => match never {},
     };
     let mut candidates: Vec<Candidate> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut gone = Vec::new();
     let mut unknown = Unknown::default();
     for (found, part_unknown) in parts {
-        candidates.extend(found);
+        for (candidate, named_gone) in found {
+            if let Some(uids) = named_gone {
+                gone.push((candidate.node.node.name().to_string(), uids));
+            }
+            candidates.push(candidate);
+        }
         unknown.append(part_unknown);
     }
     if config.preemption.answer == PreemptionAnswer::Best {
@@ -183,6 +207,7 @@ pub fn answer<'s>(
     Ok(PreemptResult {
         candidates,
         unknown,
+        gone,
     })
 }
 
@@ -196,24 +221,29 @@ const PARALLEL_PREEMPT_MIN: usize = 64;
 /// woken before it is read ([`SplitBody`]).
 const SPLIT_LIKELY_BODY: usize = 16 << 10;
 
-/// The candidate on the view's node `idx`, or `None` when preemption
-/// there cannot help or cannot be answered.
+/// The candidate on the view's node `idx`, with the named victims the
+/// view has seen go (`gone`) when it is answered with those, or `None`
+/// when preemption there cannot help or cannot be answered.
 fn candidate_on<'s>(
     snapshot: &'s Snapshot,
     preemptor: &mut Preemptor<'_, PodFilters>,
     idx: NodeIdx,
     arrived_empty: bool,
-) -> Option<Candidate<'s>> {
+    gone: &[String],
+) -> Option<(Candidate<'s>, Option<Vec<String>>)> {
     let info = &snapshot.nodes()[idx as usize];
     let answer = preemptor
         .select_victims_on_node(idx)
         .map_err(|f| f.to_string())
-        .and_then(|victims| answerable(info, victims, arrived_empty));
+        .and_then(|victims| answerable(info, victims, arrived_empty, gone));
     match answer {
-        Ok(victims) => Some(Candidate {
-            node: info,
-            victims,
-        }),
+        Ok((victims, gone)) => Some((
+            Candidate {
+                node: info,
+                victims,
+            },
+            gone,
+        )),
         Err(why) => {
             tracing::debug!(node = %info.node.name(), "preempt: dropped: {why}");
             None
@@ -233,14 +263,20 @@ fn candidate_on<'s>(
 /// - No victim (the pod fits without evicting): the node goes back with an
 ///   empty list only when it came with one (PR 135486: its dry run found
 ///   nothing to evict, and an empty list that arrived empty is accepted).
-///   Otherwise it is left out: kube-scheduler refuses a node whose victims
-///   vanish ("expected at least one victim pod on node"), and before that
-///   PR every empty list.
+///   It goes back with the victims kube-scheduler named when the view has
+///   already seen them deleted (`gone`): the pod fits because they left,
+///   kube-scheduler's cache still holds them, and upstream picks this node
+///   with them as victims (deleting a pod already gone is no error there).
+///   Leaving the node out would make kube-scheduler evict healthy pods on
+///   another node instead. Otherwise it is left out: kube-scheduler
+///   refuses a node whose victims vanish ("expected at least one victim
+///   pod on node"), and before that PR every empty list.
 fn answerable(
     info: &crate::cluster::NodeInfo,
     victims: Victims,
     arrived_empty: bool,
-) -> Result<Victims, String> {
+    gone: &[String],
+) -> Result<(Victims, Option<Vec<String>>), String> {
     let pods = &info.pods;
     if !victims
         .pods
@@ -250,13 +286,16 @@ fn answerable(
         return Err("a victim has no UID".into());
     }
     if victims.pods.is_empty() && !arrived_empty {
+        if !gone.is_empty() {
+            return Ok((victims, Some(gone.to_vec())));
+        }
         return Err(
             "no victim (the pod fits); kube-scheduler refuses an empty list for a node \
              it sent with victims"
                 .into(),
         );
     }
-    Ok(victims)
+    Ok((victims, None))
 }
 
 #[cfg(test)]
@@ -360,10 +399,20 @@ mod tests {
         let pod: Pod = serde_json::from_value(preemptor).unwrap();
         let filters = PodFilters::prepare(&snapshot, &pod, &config.scheduling).unwrap();
         let mut one = Preemptor::new(&snapshot, &pod, filters, now()).ignoring(&config.scheduling);
-        let candidates: Vec<Candidate> = names
-            .keys()
-            .filter_map(|name| snapshot.node_idx(name))
-            .filter_map(|idx| candidate_on(&snapshot, &mut one, idx, false))
+        let named = read_preempt_args(body.as_bytes()).unwrap().named;
+        let mut gone = Vec::new();
+        let candidates: Vec<Candidate> = named
+            .iter()
+            .filter_map(|(name, uids)| {
+                let mut here = Unknown::default();
+                let idx = here.look_up(&snapshot, name, uids)?;
+                let (c, named_gone) =
+                    candidate_on(&snapshot, &mut one, idx, uids.is_empty(), &here.victims)?;
+                if let Some(uids) = named_gone {
+                    gone.push((name.to_string(), uids));
+                }
+                Some(c)
+            })
             .collect();
         assert!(
             names.len() >= 4 * PARALLEL_PREEMPT_MIN,
@@ -384,6 +433,7 @@ mod tests {
         let plain = PreemptResult {
             candidates,
             unknown,
+            gone,
         };
         assert_eq!(
             String::from_utf8(split.to_json()).unwrap(),
@@ -454,6 +504,22 @@ mod tests {
                 cpu: 1000,
                 sent: &["uid-going"],
                 want: victims(&["uid-going"]),
+            },
+            Case {
+                name: "sent with victims the view has seen deleted, fits now: answered with \
+                       them, as upstream's cache still has them",
+                pods: vec![pod("small", "n1", 0, 500, 0, Some(0))],
+                cpu: 1000,
+                sent: &["uid-gone"],
+                want: victims(&["uid-gone"]),
+            },
+            Case {
+                name: "sent with a deleted and a live victim, fits with the live one kept: \
+                       answered with the deleted one alone",
+                pods: vec![pod("low", "n1", 0, 1000, 0, Some(0))],
+                cpu: 1000,
+                sent: &["uid-gone", "uid-low"],
+                want: victims(&["uid-gone"]),
             },
             Case {
                 name: "a node whose only victim is being deleted stays a candidate, \
