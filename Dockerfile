@@ -4,18 +4,19 @@
 #
 # Stage 1 builds the release binary; the dependencies are compiled in their
 # own layer (from Cargo.toml/Cargo.lock and stub sources), so editing src/
-# only recompiles our crate. By default the binary is built with
-# profile-guided optimisation (scripts/pgo-build.sh: an instrumented build
-# serves the bundled synthetic cluster, and its profile guides the final
-# build, dependencies included; the cached layer then serves only the
-# training's examples): about 30 minutes on two cores, for about a quarter
-# less CPU per 500-name filter (docs/extender-performance.md, "The build").
-# `docker build --build-arg PGO=0 .` builds the plain release binary.
+# only recompiles our crate. The default is the plain release build (a few
+# minutes on two cores), so that a first `docker build .` answers soon.
+# Release images are built with `--build-arg PGO=1`: profile-guided
+# optimisation (scripts/pgo-build.sh: an instrumented build serves the
+# bundled synthetic cluster, and its profile guides the final build,
+# dependencies included; the cached layer then serves only the training's
+# examples), about 30 minutes on two cores for about a quarter less CPU per
+# 500-name filter (docs/extender-performance.md, "The build").
 # Stage 2 is distroless: glibc and libgcc, no shell, runs as the nonroot
 # user (65532, as in manifests/deployment.yaml).
 
 FROM rust:1.95-bookworm AS build
-ARG PGO=1
+ARG PGO=0
 WORKDIR /app
 
 # Dependency layer: stub every target Cargo.toml names so the manifest
