@@ -1,6 +1,7 @@
 //! kube-arbiter installed with its Helm chart (charts/kube-arbiter) by the
 //! real `helm` on the real control plane, as issue 53 asks: `helm install`
-//! with the chart's own certificates and its second scheduler, a pod
+//! with the chart's own certificates, for its second scheduler or for the
+//! default kube-scheduler (the `extenders:` entry its notes print), a pod
 //! scheduled through kube-arbiter, `helm upgrade` keeping certificates and
 //! pods, `helm uninstall` leaving nothing of the chart's behind.
 //! `scripts/e2e.sh` builds helm and Kubernetes and runs them;
@@ -13,7 +14,8 @@
 //! cluster: kube-arbiter with the Deployment's args, the ConfigMap's
 //! settings, the Secret's pair and its ServiceAccount's token; kube-scheduler
 //! with the second scheduler's ConfigMap, the client Secret's pair and its
-//! ServiceAccount's token. A rule missing from the chart's RBAC, a wrong
+//! ServiceAccount's token, or the default kube-scheduler with the entry the
+//! notes print. A rule missing from the chart's RBAC, a wrong
 //! name in its configuration or a caBundle that does not match fails the
 //! test.
 
@@ -22,7 +24,9 @@ mod common;
 mod real;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
@@ -47,6 +51,71 @@ const SCHEDULER_NAME: &str = "kube-arbiter";
 /// (`<fullname>-scheduler`).
 const SECOND: &str = "kube-arbiter-scheduler";
 
+/// The release `kube-arbiter` in kube-system, with
+/// ci/outside-cluster-values.yaml and the loopback port of this test's
+/// kube-arbiter (and `extra` values).
+struct Release {
+    helm: Helm,
+    values: Vec<String>,
+}
+
+impl Release {
+    fn new(plane: &ControlPlane, port: u16, extra: &str) -> Self {
+        let helm = Helm::new(plane);
+        let loopback = helm.values_file(
+            "loopback",
+            &format!(
+                "webhook:\n  url: https://127.0.0.1:{port}\n\
+                 extender:\n  url: https://127.0.0.1:{port}/scheduler\n{extra}"
+            ),
+        );
+        let outside = chart_dir().join("ci/outside-cluster-values.yaml");
+        let values = [outside, loopback]
+            .iter()
+            .flat_map(|f| ["-f".to_string(), f.display().to_string()])
+            .collect();
+        Self { helm, values }
+    }
+
+    /// `helm install` or `helm upgrade` with these `--set`s; its output
+    /// (the release's NOTES).
+    fn run(&self, command: &str, sets: &[&str]) -> String {
+        let chart = chart_dir();
+        let mut args = vec![command, RELEASE, chart.to_str().unwrap()];
+        args.extend(["--namespace", SYSTEM]);
+        args.extend(self.values.iter().map(String::as_str));
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        self.helm.run(&args)
+    }
+}
+
+/// kube-arbiter as the chart's pod would run it: the Deployment's args,
+/// the ConfigMap's settings (in the returned file), the serving Secret's
+/// pair and a token of the chart's ServiceAccount.
+async fn run_kube_arbiter(
+    plane: &ControlPlane,
+    role: Role,
+    port: u16,
+    client_dir: &Path,
+) -> (Installed, Vec<String>, PathBuf) {
+    let admin = &plane.admin;
+    let certs = plane.dir.join("kube-arbiter-certs");
+    write_certificates(admin, &certs, client_dir).await;
+    let config_file = plane.dir.join("kube-arbiter-config.yaml");
+    std::fs::write(
+        &config_file,
+        configmap(admin, "kube-arbiter-config", "config.yaml").await,
+    )
+    .unwrap();
+    let deployment = deployment_json(admin, RELEASE).await;
+    let kubeconfig = service_account_kubeconfig(plane, RELEASE).await;
+    let args = container_args(&deployment, &certs, &config_file, &kubeconfig, port);
+    let arbiter = Installed::start(plane, Setup::new(role), &certs, args.clone(), port).await;
+    (arbiter, args, config_file)
+}
+
 /// `helm install` (second scheduler, certificates.mode generate), a pod
 /// with `schedulerName: kube-arbiter` bound by the chart's kube-scheduler
 /// through kube-arbiter and admitted with its priority by the chart's pod
@@ -59,61 +128,30 @@ const SECOND: &str = "kube-arbiter-scheduler";
 #[ignore = "needs the real control plane: scripts/e2e.sh"]
 async fn helm_install_upgrade_uninstall_with_the_second_scheduler() {
     let mut plane = ControlPlane::start("helm-second-scheduler").await;
-    let helm = Helm::new(&plane);
     let admin = plane.admin.clone();
 
     // `helm install`, kube-arbiter and kube-scheduler reached on loopback.
     let port = free_port();
     let client_dir = plane.dir.join("second-scheduler-client");
     let scheduler_kubeconfig = plane.dir.join(format!("{SECOND}.kubeconfig"));
-    let loopback = helm.values_file(
-        "loopback",
+    let release = Release::new(
+        &plane,
+        port,
         &format!(
-            "webhook:\n  url: https://127.0.0.1:{port}\n\
-             extender:\n  url: https://127.0.0.1:{port}/scheduler\n\
-             secondScheduler:\n  clientCertDir: {}\n  kubeconfig: {}\n",
+            "secondScheduler:\n  clientCertDir: {}\n  kubeconfig: {}\n",
             client_dir.display(),
             scheduler_kubeconfig.display()
         ),
     );
-    let chart = chart_dir();
-    let outside = chart.join("ci/outside-cluster-values.yaml");
-    let install_args = |command: &'static str| -> Vec<String> {
-        [
-            command,
-            RELEASE,
-            chart.to_str().unwrap(),
-            "--namespace",
-            SYSTEM,
-            "-f",
-            outside.to_str().unwrap(),
-            "-f",
-            loopback.to_str().unwrap(),
-        ]
-        .map(str::to_string)
-        .to_vec()
-    };
-    helm.run(&strs(&install_args("install")));
+    release.run("install", &[]);
 
-    // kube-arbiter as its pod would run it.
-    let certs = plane.dir.join("kube-arbiter-certs");
-    write_certificates(&admin, &certs, &client_dir).await;
-    let config_file = plane.dir.join("kube-arbiter-config.yaml");
-    std::fs::write(
-        &config_file,
-        configmap(&admin, "kube-arbiter-config", "config.yaml").await,
-    )
-    .unwrap();
-    let deployment = deployment_json(&admin, RELEASE).await;
-    let kubeconfig = service_account_kubeconfig(&plane, RELEASE).await;
-    let args = container_args(&deployment, &certs, &config_file, &kubeconfig, port);
+    let (mut arbiter, args, config_file) =
+        run_kube_arbiter(&plane, Role::NextToInTreePlugins, port, &client_dir).await;
     assert!(
         args.windows(2)
             .any(|w| w == ["--scheduler-name", SCHEDULER_NAME]),
         "kube-arbiter does not serve the second scheduler's name: {args:?}"
     );
-    let setup = Setup::new(Role::NextToInTreePlugins);
-    let mut arbiter = Installed::start(&plane, setup, &certs, args, port).await;
 
     // The second scheduler as its pod would run it.
     let scheduler_config =
@@ -154,14 +192,11 @@ async fn helm_install_upgrade_uninstall_with_the_second_scheduler() {
     // `helm upgrade` with a scale-in setting: kube-arbiter reads its
     // settings at start, so its pod template changes (checksum/config) and
     // nothing else does.
-    let before = Snapshot::take(&admin).await;
-    let mut upgrade = install_args("upgrade");
-    upgrade.extend([
-        "--set".to_string(),
-        "config.scaleIn.intervalMillis=5000".to_string(),
-    ]);
-    helm.run(&strs(&upgrade));
-    let after = Snapshot::take(&admin).await;
+    let both = [RELEASE, SECOND];
+    let before = Snapshot::take(&admin, &both).await;
+    let scale_in = "config.scaleIn.intervalMillis=5000";
+    release.run("upgrade", &[scale_in]);
+    let after = Snapshot::take(&admin, &both).await;
     before.same_certificates(&after);
     assert_eq!(
         before.templates[SECOND], after.templates[SECOND],
@@ -192,34 +227,156 @@ async fn helm_install_upgrade_uninstall_with_the_second_scheduler() {
     wait_bound(&pods, "second").await;
 
     // `helm upgrade` with a value no pod reads: no pod template changes.
-    upgrade.extend([
-        "--set".to_string(),
-        "service.sessionAffinity=None".to_string(),
-    ]);
-    helm.run(&strs(&upgrade));
-    let last = Snapshot::take(&admin).await;
+    release.run("upgrade", &[scale_in, "service.sessionAffinity=None"]);
+    let last = Snapshot::take(&admin, &both).await;
     after.same_certificates(&last);
     assert_eq!(after.templates, last.templates, "a pod template changed");
     assert_eq!(after.generations, last.generations, "a Deployment rolled");
 
     // Both ran with the chart's RBAC and nothing was refused.
     assert_eq!(arbiter.warnings(), Vec::<String>::new());
-    let refused: Vec<String> = plane
-        .scheduler_log()
-        .lines()
-        .filter(|l| l.to_lowercase().contains("forbidden"))
-        .map(str::to_string)
-        .collect();
     assert_eq!(
-        refused,
+        forbidden(&plane.scheduler_log()),
         Vec::<String>::new(),
         "the second scheduler was refused"
     );
 
     // `helm uninstall`, after the processes stop (as the chart's pods
     // would with their Deployments).
-    let made = helm.manifest(RELEASE, SYSTEM);
-    let marked = leftovers(&admin).await;
+    let made = marked_objects(&release, &admin).await;
+    plane.stop_scheduler().await;
+    arbiter.kill();
+    let leases = uninstall(&release, &admin, &made).await;
+    assert!(leases.contains(&SECOND.to_string()), "{leases:?}");
+}
+
+/// `helm install` for the default kube-scheduler (no second scheduler),
+/// kube-arbiter the enforcer: the install notes print the `extenders:`
+/// entry with the chart's CA and kube-scheduler's client certificate
+/// filled in (the key from the Secret, as the notes say); kube-scheduler
+/// run with it (in manifests/scheduler-config-enforcer.yaml, as the notes
+/// say) schedules a pod that kube-arbiter binds, with the chart's RBAC.
+/// `helm upgrade` prints the same entry (nothing to paste again), keeps the
+/// certificates, and the running kube-scheduler keeps scheduling through
+/// the restarted kube-arbiter. `helm uninstall` leaves nothing of the
+/// chart's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn helm_install_for_the_default_scheduler_from_the_install_notes() {
+    let mut plane = ControlPlane::start("helm-default-scheduler").await;
+    let admin = plane.admin.clone();
+    let port = free_port();
+    let release = Release::new(
+        &plane,
+        port,
+        "secondScheduler:\n  enabled: false\nconfig:\n  scheduling:\n    role: enforcer\n",
+    );
+    let notes = release.run("install", &[]);
+    let entry = extenders_entry(&notes);
+
+    let client_dir = plane.dir.join("scheduler-client");
+    let (mut arbiter, args, config_file) =
+        run_kube_arbiter(&plane, Role::Enforcer, port, &client_dir).await;
+    assert!(
+        !args.contains(&"--disable-bind-verb".to_string()),
+        "the enforcer must serve bind: {args:?}"
+    );
+    assert!(!args.contains(&"--scheduler-name".to_string()), "{args:?}");
+
+    // The entry as printed: the chart's CA and client certificate.
+    let b64 = |file: &str| {
+        base64::engine::general_purpose::STANDARD
+            .encode(std::fs::read(client_dir.join(file)).unwrap())
+    };
+    assert!(
+        entry.contains(&format!("caData: {}", b64("ca.crt"))),
+        "{entry}"
+    );
+    assert!(
+        entry.contains(&format!("certData: {}", b64("tls.crt"))),
+        "{entry}"
+    );
+    assert!(entry.contains("bindVerb: bind"), "{entry}");
+    let entry = entry.replace("REPLACE_WITH_SCHEDULER_CLIENT_KEY", &b64("tls.key"));
+    assert!(!entry.contains("REPLACE_WITH"), "{entry}");
+    let shipped = real::install::manifest("scheduler-config-enforcer.yaml");
+    let (head, _) = shipped.split_once("\nextenders:\n").unwrap();
+    plane.start_scheduler(&format!("{head}\n{entry}")).await;
+
+    plane.namespace(NS).await;
+    nodes(&admin, &["za", "zb"], 2).await;
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), NS);
+    pods.create(&PostParams::default(), &bare_pod("first"))
+        .await
+        .unwrap();
+    wait_bound(&pods, "first").await;
+    let metrics = arbiter.metrics(&admin).await;
+    for route in [
+        "/admission/priority",
+        "/scheduler/filter",
+        "/scheduler/bind",
+    ] {
+        assert!(
+            requests(&metrics, route) >= 1,
+            "no {route} call:\n{metrics}"
+        );
+    }
+
+    // `helm upgrade`: the same entry, the same certificates.
+    let before = Snapshot::take(&admin, &[RELEASE]).await;
+    let notes = release.run("upgrade", &["config.scaleIn.patchesPerSecond=20"]);
+    Snapshot::take(&admin, &[RELEASE])
+        .await
+        .same_certificates(&before);
+    assert_eq!(
+        extenders_entry(&notes).replace("REPLACE_WITH_SCHEDULER_CLIENT_KEY", &b64("tls.key")),
+        entry,
+        "helm upgrade printed another extenders entry"
+    );
+    std::fs::write(
+        &config_file,
+        configmap(&admin, "kube-arbiter-config", "config.yaml").await,
+    )
+    .unwrap();
+    arbiter.restart().await;
+    pods.create(&PostParams::default(), &bare_pod("second"))
+        .await
+        .unwrap();
+    wait_bound(&pods, "second").await;
+    assert_eq!(arbiter.warnings(), Vec::<String>::new());
+
+    let made = marked_objects(&release, &admin).await;
+    plane.stop_scheduler().await;
+    arbiter.kill();
+    uninstall(&release, &admin, &made).await;
+}
+
+/// The `extenders:` entry of the install notes: the `extenders:` line and
+/// the indented lines under it.
+fn extenders_entry(notes: &str) -> String {
+    let mut lines = notes.lines().skip_while(|l| *l != "extenders:");
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no extenders: entry in the notes:\n{notes}"));
+    let mut entry = vec![first];
+    entry.extend(lines.take_while(|l| l.starts_with("  ")));
+    entry.join("\n") + "\n"
+}
+
+/// The lines of a log that say a request was forbidden.
+fn forbidden(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| l.to_lowercase().contains("forbidden"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The objects the release made (`helm get manifest`), each found among
+/// [`leftovers`] (by the chart's labels or Helm's marks) while installed:
+/// the check after `helm uninstall` would see each one.
+async fn marked_objects(release: &Release, admin: &kube::Client) -> Vec<Value> {
+    let made = release.helm.manifest(RELEASE, SYSTEM);
+    let marked = leftovers(admin).await;
     for object in &made {
         let listed = format!(
             "{} {}/{}",
@@ -232,11 +389,20 @@ async fn helm_install_upgrade_uninstall_with_the_second_scheduler() {
             "{listed} carries neither the chart's labels nor Helm's marks: {marked:?}"
         );
     }
-    plane.stop_scheduler().await;
-    arbiter.kill();
-    helm.run(&["uninstall", RELEASE, "--namespace", SYSTEM]);
-    for object in &made {
-        let (resource, api) = dynamic_api(&admin, object).await;
+    made
+}
+
+/// `helm uninstall`: every object in `made` is deleted, no object of the
+/// chart's is left, and a pod is admitted (no webhook configuration left
+/// to refuse it: failurePolicy Fail with nobody answering would refuse
+/// every pod outside kube-system). Returns the Leases left whose name
+/// starts with kube-arbiter: the processes', not the chart's.
+async fn uninstall(release: &Release, admin: &kube::Client, made: &[Value]) -> Vec<String> {
+    release
+        .helm
+        .run(&["uninstall", RELEASE, "--namespace", SYSTEM]);
+    for object in made {
+        let (resource, api) = dynamic_api(admin, object).await;
         let name = object["metadata"]["name"].as_str().unwrap();
         common::eventually(
             &format!("{} {name} to be deleted", resource.kind),
@@ -245,31 +411,26 @@ async fn helm_install_upgrade_uninstall_with_the_second_scheduler() {
         .await;
     }
     let left = common::eventually("the chart's objects to be gone", || async {
-        let left = leftovers(&admin).await;
+        let left = leftovers(admin).await;
         left.is_empty().then_some(left)
     })
     .await;
     assert_eq!(left, Vec::<String>::new());
     // The Leases the running processes took are theirs, not the chart's:
-    // leader election of the second scheduler and the scale-in writer's.
+    // the second scheduler's leader election and the scale-in writer's.
     // They stay (unlabelled) until deleted by hand.
-    let leases = kube_arbiter_leases(&admin).await;
+    let leases = kube_arbiter_leases(admin).await;
     assert!(
         leases
             .iter()
             .all(|l| [SECOND, "kube-arbiter-scale-in"].contains(&l.as_str())),
         "{leases:?}"
     );
-    assert!(leases.contains(&SECOND.to_string()), "{leases:?}");
-    // No webhook is left to refuse pods (failurePolicy Fail with nobody
-    // answering would refuse every pod outside kube-system).
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), NS);
     pods.create(&PostParams::default(), &bare_pod("after-uninstall"))
         .await
         .unwrap_or_else(|e| panic!("a pod is refused after helm uninstall: {e}"));
-}
-
-fn strs(args: &[String]) -> Vec<&str> {
-    args.iter().map(String::as_str).collect()
+    leases
 }
 
 /// The chart's Secrets written where the processes read them:
@@ -312,8 +473,8 @@ async fn deployment_json(client: &kube::Client, name: &str) -> Value {
 }
 
 /// What `helm upgrade` must keep: the certificates (the three Secrets'
-/// data, both webhooks' caBundle) and the Deployments' pod templates and
-/// generations.
+/// data, both webhooks' caBundle) and the pod templates and generations
+/// of `deployments`.
 struct Snapshot {
     secrets: BTreeMap<String, Value>,
     ca_bundles: Vec<Value>,
@@ -322,7 +483,7 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    async fn take(client: &kube::Client) -> Self {
+    async fn take(client: &kube::Client, deployments: &[&'static str]) -> Self {
         let secrets: Api<Secret> = Api::namespaced(client.clone(), SYSTEM);
         let mut kept = BTreeMap::new();
         for name in [
@@ -350,7 +511,7 @@ impl Snapshot {
         }
         let mut templates = BTreeMap::new();
         let mut generations = BTreeMap::new();
-        for name in [RELEASE, SECOND] {
+        for &name in deployments {
             let deployment = deployment_json(client, name).await;
             templates.insert(name, deployment["spec"]["template"].clone());
             generations.insert(name, deployment["metadata"]["generation"].clone());

@@ -85,11 +85,3 @@ impl Helm {
         docs.into_iter().filter(Value::is_object).collect()
     }
 }
-
-/// The object of `kind` named `name` in a manifest.
-pub fn object<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
-    objects
-        .iter()
-        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
-        .unwrap_or_else(|| panic!("no {kind} {name} in the release"))
-}
