@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
@@ -122,6 +123,8 @@ async fn run_kube_arbiter(
 /// webhook; `helm upgrade` twice (a scale-in setting: only kube-arbiter's
 /// pod template changes, by its config checksum; a Service setting: no
 /// pod template changes), certificates and caBundles unchanged both times;
+/// `helm upgrade` renewing both pairs (same CA: kube-arbiter reloads, the
+/// second scheduler rolls);
 /// `helm uninstall`: no object of the chart's left, and pods admitted again
 /// with kube-arbiter gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -232,6 +235,63 @@ async fn helm_install_upgrade_uninstall_with_the_second_scheduler() {
     after.same_certificates(&last);
     assert_eq!(after.templates, last.templates, "a pod template changed");
     assert_eq!(after.generations, last.generations, "a Deployment rolled");
+
+    // `helm upgrade` within renewDays of expiry (renewDays above days):
+    // both pairs made anew by the same CA, so the caBundles stay.
+    // kube-arbiter reloads its pair from the Secret volume: its pod
+    // template stays. The second scheduler reads its pair at start: its
+    // template changes in checksum/client-cert only, so it rolls.
+    let renew = "certificates.generate.renewDays=400";
+    release.run(
+        "upgrade",
+        &[scale_in, "service.sessionAffinity=None", renew],
+    );
+    let renewed = Snapshot::take(&admin, &both).await;
+    assert_eq!(
+        last.secrets["kube-arbiter-ca"], renewed.secrets["kube-arbiter-ca"],
+        "the CA changed"
+    );
+    for pair in ["kube-arbiter-tls", "kube-arbiter-scheduler-client"] {
+        assert_ne!(
+            last.secrets[pair], renewed.secrets[pair],
+            "{pair} not renewed"
+        );
+    }
+    assert_eq!(last.ca_bundles, renewed.ca_bundles, "a caBundle changed");
+    assert_eq!(last.templates[RELEASE], renewed.templates[RELEASE]);
+    assert_ne!(last.templates[SECOND], renewed.templates[SECOND]);
+    assert_eq!(
+        without_annotation(&last.templates[SECOND], "checksum/client-cert"),
+        without_annotation(&renewed.templates[SECOND], "checksum/client-cert"),
+        "the second scheduler's pod template changed beyond checksum/client-cert"
+    );
+    // The Secret volumes updated: kube-arbiter reloads the new pair; the
+    // second scheduler's rolled pod starts with its new one (and takes
+    // over the Lease at once: the old holder is gone, not expired).
+    write_certificates(&admin, &arbiter.certs, &client_dir).await;
+    common::eventually("kube-arbiter to reload its pair", || async {
+        let metrics = arbiter.metrics(&admin).await;
+        (metric(&metrics, "kube_arbiter_tls_reloads_total") >= 1.0).then_some(())
+    })
+    .await;
+    plane.stop_scheduler().await;
+    let leases: Api<Lease> = Api::namespaced(admin.clone(), SYSTEM);
+    leases.delete(SECOND, &Default::default()).await.unwrap();
+    plane
+        .start_scheduler_as_configured(&scheduler_config, &delegated, SYSTEM, SECOND)
+        .await;
+    pods.create(
+        &PostParams::default(),
+        &opted_in_pod("third", "high-priority"),
+    )
+    .await
+    .unwrap();
+    wait_bound(&pods, "third").await;
+    let metrics = arbiter.metrics(&admin).await;
+    assert!(
+        requests(&metrics, "/scheduler/filter") >= 2,
+        "the renewed pair was not used:\n{metrics}"
+    );
 
     // Both ran with the chart's RBAC and nothing was refused.
     assert_eq!(arbiter.warnings(), Vec::<String>::new());
@@ -540,10 +600,23 @@ impl Snapshot {
 }
 
 fn without_config_checksum(template: &Value) -> Value {
+    without_annotation(template, "checksum/config")
+}
+
+/// A pod template without the annotation `key` (which it must have).
+fn without_annotation(template: &Value, key: &str) -> Value {
     let mut template = template.clone();
     let annotations = template["metadata"]["annotations"].as_object_mut().unwrap();
-    assert!(annotations.remove("checksum/config").is_some());
+    assert!(annotations.remove(key).is_some(), "no {key} in {template}");
     template
+}
+
+/// The value of a metric without labels.
+fn metric(metrics: &str, name: &str) -> f64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 /// A pod for the second scheduler, in `class`.
@@ -638,8 +711,7 @@ async fn leftovers(client: &kube::Client) -> Vec<String> {
 
 /// The Leases in kube-system whose name starts with kube-arbiter.
 async fn kube_arbiter_leases(client: &kube::Client) -> Vec<String> {
-    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
-        Api::namespaced(client.clone(), SYSTEM);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), SYSTEM);
     leases
         .list(&ListParams::default())
         .await
