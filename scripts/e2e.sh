@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The real-cluster suite: builds the Kubernetes components that are missing
-# (scripts/k8s-build.sh) and runs tests/real_cluster.rs and
-# tests/real_operations.rs against them, one test at a time (each starts its
-# own etcd, kube-apiserver, kube-controller-manager and kube-scheduler on
-# loopback).
+# The real-cluster suite: builds the Kubernetes components and helm when
+# missing (scripts/k8s-build.sh) and runs tests/real_cluster.rs,
+# tests/real_operations.rs and tests/real_helm.rs (the chart installed with
+# the real helm) against them, one test at a time (each starts its own etcd,
+# kube-apiserver, kube-controller-manager and kube-scheduler on loopback).
 #
 #   scripts/e2e.sh [1.37|1.34|all] [TEST-NAME-FILTER]   (default: 1.37)
 #
@@ -31,12 +31,12 @@ release() {
     esac
 }
 
-scripts/k8s-build.sh "${versions[@]}"
+scripts/k8s-build.sh "${versions[@]}" helm
 for minor in "${versions[@]}"; do
     skip=()
     [ "$minor" = 1.37 ] || skip=(--skip v1_37_)
     echo "==> real-cluster suite on Kubernetes $(release "$minor")"
     KUBE_ARBITER_K8S_DIR=target/k8s/$(release "$minor") \
-        cargo test --locked --test real_cluster --test real_operations -- \
+        cargo test --locked --test real_cluster --test real_operations --test real_helm -- \
         --ignored --test-threads=1 "${skip[@]}" $filter
 done

@@ -298,6 +298,21 @@ impl ControlPlane {
             "/etc/kubernetes/scheduler.conf",
             kubeconfig.to_str().unwrap(),
         );
+        self.start_scheduler_as_configured(&config, &[], "kube-system", "kube-scheduler")
+            .await;
+    }
+
+    /// Starts kube-scheduler with this configuration as it is (its
+    /// `clientConnection.kubeconfig` names who it runs as) and `extra`
+    /// flags, and waits until it holds the Lease `namespace`/`lease` (its
+    /// `leaderElection.resourceNamespace`/`resourceName`).
+    pub async fn start_scheduler_as_configured(
+        &mut self,
+        config: &str,
+        extra: &[String],
+        namespace: &str,
+        lease: &str,
+    ) {
         let file = self.dir.join("scheduler-config.yaml");
         std::fs::write(&file, config).unwrap();
         let mut args = strings(&[
@@ -306,6 +321,7 @@ impl ControlPlane {
             &format!("--secure-port={}", free_port()),
             "--v=2",
         ]);
+        args.extend_from_slice(extra);
         if !self.feature_gates.is_empty() {
             args.push(format!("--feature-gates={}", self.feature_gates));
         }
@@ -316,10 +332,10 @@ impl ControlPlane {
             &self.dir,
         ));
         let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
-            Api::namespaced(self.admin.clone(), "kube-system");
+            Api::namespaced(self.admin.clone(), namespace);
         let start = Instant::now();
         loop {
-            if let Ok(lease) = leases.get("kube-scheduler").await
+            if let Ok(lease) = leases.get(lease).await
                 && lease.spec.and_then(|s| s.holder_identity).is_some()
             {
                 return;

@@ -100,7 +100,7 @@ pub async fn create(client: &kube::Client, object: Value) {
 }
 
 /// The API of `object`'s kind, in its namespace when it has one.
-async fn dynamic_api(
+pub async fn dynamic_api(
     client: &kube::Client,
     object: &Value,
 ) -> (kube::discovery::ApiResource, Api<DynamicObject>) {
@@ -141,6 +141,49 @@ pub struct Installed {
 }
 
 impl Installed {
+    /// Starts kube-arbiter with `args` (listening on loopback `port`) and
+    /// waits until it is ready. `certs` holds its CA (`ca.crt`) and
+    /// kube-scheduler's client pair (`scheduler-client.crt`, `.key`), for
+    /// the test's own clients.
+    pub async fn start(
+        plane: &ControlPlane,
+        setup: Setup,
+        certs: &Path,
+        args: Vec<String>,
+        port: u16,
+    ) -> Self {
+        let read = |f: &str| std::fs::read_to_string(certs.join(f)).unwrap();
+        let scheduler_pair = reqwest::Identity::from_pem(
+            format!(
+                "{}{}",
+                read("scheduler-client.crt"),
+                read("scheduler-client.key")
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let trust = reqwest::Certificate::from_pem(read("ca.crt").as_bytes()).unwrap();
+        let builder = || {
+            reqwest::Client::builder()
+                .tls_backend_rustls()
+                .tls_certs_only([trust.clone()])
+                .timeout(Duration::from_secs(30))
+        };
+        let installed = Self {
+            setup,
+            port,
+            certs: certs.to_path_buf(),
+            process: Some(spawn(&args)),
+            earlier_log: String::new(),
+            log_file: plane.dir.join("kube-arbiter.log"),
+            args,
+            scheduler_client: builder().identity(scheduler_pair).build().unwrap(),
+            anonymous: builder().build().unwrap(),
+        };
+        installed.wait_ready().await;
+        installed
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("https://127.0.0.1:{}{path}", self.port)
     }
@@ -314,45 +357,16 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
 
     // The process, with its ServiceAccount's token.
     let port = free_port();
-    let token = service_account_token(&admin, "kube-system", "kube-arbiter").await;
-    let kubeconfig = plane.dir.join("kube-arbiter.kubeconfig");
-    pki::write_kubeconfig(
-        &kubeconfig,
-        &plane.api_url,
-        &plane.ca.cert_pem,
-        User::Token(&token),
-    );
+    let kubeconfig = service_account_kubeconfig(plane, "kube-arbiter").await;
     let config_file = plane.dir.join("kube-arbiter-config.yaml");
     std::fs::write(&config_file, shipped_config(setup.role)).unwrap();
-    let args = deployment_args(setup.role, &certs, &config_file, &kubeconfig, port);
-    let scheduler_pair = reqwest::Identity::from_pem(
-        format!(
-            "{}{}",
-            read("scheduler-client.crt"),
-            read("scheduler-client.key")
-        )
-        .as_bytes(),
-    )
-    .unwrap();
-    let trust = reqwest::Certificate::from_pem(read("ca.crt").as_bytes()).unwrap();
-    let builder = || {
-        reqwest::Client::builder()
-            .tls_backend_rustls()
-            .tls_certs_only([trust.clone()])
-            .timeout(Duration::from_secs(30))
-    };
-    let installed = Installed {
-        setup,
-        port,
-        certs: certs.clone(),
-        process: Some(spawn(&args)),
-        earlier_log: String::new(),
-        log_file: plane.dir.join("kube-arbiter.log"),
-        args,
-        scheduler_client: builder().identity(scheduler_pair).build().unwrap(),
-        anonymous: builder().build().unwrap(),
-    };
-    installed.wait_ready().await;
+    let deployment: Value = serde_saphyr::from_str(&manifest("deployment.yaml")).unwrap();
+    let mut args = container_args(&deployment, &certs, &config_file, &kubeconfig, port);
+    // The README's step 4: the enforcer binds.
+    if setup.role == Role::Enforcer {
+        args.retain(|a| a != "--disable-bind-verb");
+    }
+    let installed = Installed::start(plane, setup, &certs, args, port).await;
 
     // Step 3: the webhook configurations, caBundle filled in.
     for (file, path) in [
@@ -420,25 +434,24 @@ pub fn scheduler_config(installed: &Installed, setup: Setup) -> String {
     config
 }
 
-/// The Deployment's container args, with its mounted files replaced by
-/// this test's and `--listen` on loopback; as the enforcer, without
-/// `--disable-bind-verb` (the README's step 4).
-fn deployment_args(
-    role: Role,
+/// The container args of `deployment` (the shipped one or the chart's),
+/// with its mounted files replaced by this test's (`certs` for
+/// /etc/kube-arbiter/tls/, `config` for the settings file), `--listen` on
+/// loopback and `--kubeconfig`.
+pub fn container_args(
+    deployment: &Value,
     certs: &Path,
     config: &Path,
     kubeconfig: &Path,
     port: u16,
 ) -> Vec<String> {
-    let deployment: Value = serde_saphyr::from_str(&manifest("deployment.yaml")).unwrap();
     let shipped = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
         .as_array()
-        .unwrap();
+        .unwrap_or_else(|| panic!("no container args in {deployment}"));
     let mut args: Vec<String> = shipped
         .iter()
         .map(|a| a.as_str().unwrap().to_string())
         .skip_while(|a| a == "serve")
-        .filter(|a| !(role == Role::Enforcer && a == "--disable-bind-verb"))
         .map(|a| {
             a.replace("/etc/kube-arbiter/tls/", &format!("{}/", certs.display()))
                 .replace(
@@ -458,6 +471,21 @@ fn deployment_args(
         kubeconfig.to_string_lossy().to_string(),
     ]);
     args
+}
+
+/// A kubeconfig (in the test's folder) holding a TokenRequest token of
+/// the ServiceAccount kube-system/`account`: whoever uses it has exactly
+/// that account's RBAC.
+pub async fn service_account_kubeconfig(plane: &ControlPlane, account: &str) -> PathBuf {
+    let token = service_account_token(&plane.admin, "kube-system", account).await;
+    let kubeconfig = plane.dir.join(format!("{account}.kubeconfig"));
+    pki::write_kubeconfig(
+        &kubeconfig,
+        &plane.api_url,
+        &plane.ca.cert_pem,
+        User::Token(&token),
+    );
+    kubeconfig
 }
 
 /// A TokenRequest token of a ServiceAccount (an hour).
