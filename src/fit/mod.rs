@@ -10,6 +10,7 @@
 //! victims, which are then evicted from the view for the replicas after
 //! it. What is and is not modelled: docs/fit.md.
 
+mod named;
 mod render;
 mod run;
 pub mod score;
@@ -25,6 +26,7 @@ use crate::config::Config;
 use crate::explain::{Explanation, explain};
 use crate::model::Pod;
 
+pub use self::named::namespaces_named;
 pub use self::render::{render_json, render_table};
 pub use self::run::{FitError, Output, Source, live_kind, run_fit};
 pub use self::score::NodeScore;
@@ -343,6 +345,9 @@ impl Run {
         self.answer
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 fn zone_of(node: &crate::model::Node) -> String {
     node.metadata
