@@ -247,3 +247,29 @@ fn bad_input_exits_2_naming_the_problem() {
         assert!(out.stdout.is_empty(), "{name}");
     }
 }
+
+/// The README's `fit` example: the command its marker names, run here,
+/// prints exactly the block under it.
+#[test]
+fn the_readme_example_is_what_the_command_prints() {
+    const MARK: &str = "<!-- README answer: kube-arbiter fit ";
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let at = readme.find(MARK).expect("the README shows a fit example");
+    let rest = &readme[at + MARK.len()..];
+    let (args, rest) = rest.split_once(" -->\n```text\n").unwrap();
+    let shown = &rest[..rest.find("```\n").unwrap()];
+    let root = env!("CARGO_MANIFEST_DIR");
+    let args: Vec<String> = args
+        .split_whitespace()
+        .map(|a| {
+            if a.starts_with("examples/") {
+                format!("{root}/{a}")
+            } else {
+                a.to_string()
+            }
+        })
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = fit(&args);
+    assert_eq!(text(&out.stdout), shown, "{}", text(&out.stderr));
+}
