@@ -253,7 +253,8 @@ fn bad_input_exits_2_naming_the_problem() {
 #[test]
 fn the_readme_example_is_what_the_command_prints() {
     const MARK: &str = "<!-- README answer: kube-arbiter fit ";
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let at = readme.find(MARK).expect("the README shows a fit example");
     let rest = &readme[at + MARK.len()..];
     let (args, rest) = rest.split_once(" -->\n```text\n").unwrap();
