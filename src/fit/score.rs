@@ -383,7 +383,8 @@ mod tests {
 
     #[test]
     fn pick_takes_the_highest_total_and_the_first_name_on_ties() {
-        let cases: [(&str, Vec<(&str, i64)>, Option<usize>); 4] = [
+        type Case = (&'static str, Vec<(&'static str, i64)>, Option<usize>);
+        let cases: [Case; 4] = [
             ("highest wins", vec![("a", 1), ("b", 3), ("c", 2)], Some(1)),
             (
                 "tie: first name",
