@@ -69,6 +69,10 @@ pub struct FitAnswer {
     /// The first replica that fit on no node as the cluster was, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_unschedulable: Option<Unschedulable>,
+    /// The replica placement stopped at (not even preemption placed it),
+    /// when preemption placed the first unschedulable one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_unplaced: Option<Unschedulable>,
     /// Every pod preemption would evict, in the order it would.
     pub victims: Vec<Victim>,
 }
@@ -161,6 +165,7 @@ pub fn fit(
             zones: Vec::new(),
             placements: Vec::new(),
             first_unschedulable: None,
+            first_unplaced: None,
             victims: Vec::new(),
         },
     };
@@ -175,8 +180,17 @@ pub fn fit(
             run.place_best(number, pod, &e);
             true
         } else {
-            run.note_unschedulable(number, &pod, &e);
-            run.answer.preempt && run.place_by_preemption(number, pod, &e)
+            let why = run.unschedulable(number, &pod, &e);
+            let first = run
+                .answer
+                .first_unschedulable
+                .get_or_insert_with(|| why.clone());
+            let later = first.replica != number;
+            let placed = run.answer.preempt && run.place_by_preemption(number, pod, &e);
+            if !placed && later {
+                run.answer.first_unplaced = Some(why);
+            }
+            placed
         };
         if !placed {
             // The next replica is the same pod on the same view: it fits
@@ -224,15 +238,13 @@ impl Run {
         self.put(number, pod, idx, Vec::new(), e.feasible, Some(node_score));
     }
 
-    fn note_unschedulable(&mut self, number: u32, pod: &Pod, e: &Explanation) {
-        if self.answer.first_unschedulable.is_some() {
-            return;
-        }
+    /// Why `pod` fits on no node, as FailedScheduling and preemption say it.
+    fn unschedulable(&self, number: u32, pod: &Pod, e: &Explanation) -> Unschedulable {
         let preemption = match (&e.preemption, self.answer.preempt) {
             (Some(p), true) => Some(p.message.clone()),
             _ => None,
         };
-        self.answer.first_unschedulable = Some(Unschedulable {
+        Unschedulable {
             replica: number,
             pod: pod.metadata.key(),
             summary: e.summary.clone(),
@@ -248,7 +260,7 @@ impl Run {
                 })
                 .collect(),
             preemption,
-        });
+        }
     }
 
     /// Evict the victims on the node preemption nominates and put `pod`

@@ -71,10 +71,15 @@ pub fn render_table(a: &FitAnswer) -> String {
     }
     if let Some(u) = &a.first_unschedulable {
         let _ = writeln!(out, "\nreplica {} ({}) fits on no node:", u.replica, u.pod);
-        let _ = writeln!(out, "{}", u.summary);
-        if let Some(p) = &u.preemption {
-            let _ = writeln!(out, "{p}");
-        }
+        unschedulable(&mut out, u);
+    }
+    if let Some(u) = &a.first_unplaced {
+        let _ = writeln!(
+            out,
+            "\nreplica {} ({}) fits on no node, not even by preemption:",
+            u.replica, u.pod
+        );
+        unschedulable(&mut out, u);
     }
     if !a.victims.is_empty() {
         out.push('\n');
@@ -102,6 +107,13 @@ pub fn render_table(a: &FitAnswer) -> String {
         );
     }
     out
+}
+
+fn unschedulable(out: &mut String, u: &super::Unschedulable) {
+    let _ = writeln!(out, "{}", u.summary);
+    if let Some(p) = &u.preemption {
+        let _ = writeln!(out, "{p}");
+    }
 }
 
 /// Columns padded to their widest cell, two spaces apart.

@@ -243,6 +243,27 @@ fn preemption_places_a_replica_evicting_lower_priority_pods_and_flags_budgets() 
         ("batch/low", "n1", 10, true, 0)
     );
     assert_eq!(a.first_unschedulable.as_ref().unwrap().replica, 0);
+    assert!(a.first_unplaced.is_none());
+
+    // A third replica: no room left and nothing lower to evict.
+    let three = placed(
+        &s,
+        deployment(3, 2000, urgent.clone()),
+        FitOptions::default(),
+    );
+    assert_eq!((three.placed, three.unplaced), (2, 1));
+    let stopped = three.first_unplaced.unwrap();
+    assert_eq!(stopped.replica, 2);
+    assert_eq!(
+        stopped.summary,
+        "0/2 nodes are available: 2 Insufficient cpu."
+    );
+    assert_eq!(
+        stopped.preemption.as_deref(),
+        Some(
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        )
+    );
 
     let off = placed(
         &s,
