@@ -86,7 +86,7 @@ async fn bad_bodies_and_parameters_are_400s_that_say_why() {
     let server = Launch::file(DEMO).start();
     let unknown_class =
         b"kind: Pod\nmetadata: {name: p, namespace: shop}\nspec: {priorityClassName: nope}\n";
-    let cases: [(&str, &str, &[u8], &str); 4] = [
+    let cases: [(&str, &str, &[u8], &str); 5] = [
         (
             "not a workload",
             "",
@@ -105,6 +105,12 @@ async fn bad_bodies_and_parameters_are_400s_that_say_why() {
             "?replicas=-2",
             b"kind: Pod\nmetadata: {name: p}\n",
             "replicas",
+        ),
+        (
+            "too many replicas",
+            "?replicas=2001",
+            b"kind: Pod\nmetadata: {name: p}\n",
+            "places at most 2000",
         ),
     ];
     for (name, query, body, want) in cases {
