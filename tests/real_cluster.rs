@@ -524,6 +524,44 @@ async fn fit_predicts_the_count_per_zone_and_the_first_failure() {
     assert_eq!(cluster::per_zone(&bound), predicted_zones(&predicted));
 }
 
+/// The same prediction where required anti-affinity binds: 8 replicas,
+/// one per node, on six nodes: 6 bind, 2 per zone, and the FailedScheduling
+/// message is the one fit gave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn fit_predicts_where_anti_affinity_stops_a_workload() {
+    let (plane, _arbiter) =
+        cluster_with("fit-anti-affinity", Setup::new(Role::NextToInTreePlugins)).await;
+    let client = plane.admin.clone();
+    nodes(&client, &["za", "zb", "zc"], 2).await;
+    let spec = required_anti_affinity("db", "kubernetes.io/hostname");
+    let object = deployment_object(NS, "db", 8, spec);
+    let predicted = fit_before_applying(&plane, &object).await;
+    assert_eq!(
+        (&predicted["placed"], &predicted["unplaced"]),
+        (&json!(6), &json!(2))
+    );
+
+    create_deployment(&client, object).await;
+    wait_bound(&client, NS, "db", 6).await;
+    let failure = &predicted["firstUnschedulable"];
+    let message = cluster::wait_failed_scheduling(&client, NS, "nodes are available").await;
+    assert_eq!(
+        message,
+        format!(
+            "{} {}",
+            failure["summary"].as_str().unwrap(),
+            failure["preemption"].as_str().unwrap()
+        )
+    );
+    let bound: Vec<String> = cluster::pods(&client, NS, "db")
+        .await
+        .into_iter()
+        .filter_map(|p| p.spec?.node_name)
+        .collect();
+    assert_eq!(cluster::per_zone(&bound), predicted_zones(&predicted));
+}
+
 /// fit says which pods preemption will evict for a high-priority
 /// workload: three batch-low pods fill three nodes, three
 /// high-priority replicas (hard zone spread) need one node each.
