@@ -2,6 +2,7 @@
 //! 0 clean shutdown, 2 usage or configuration error, 1 runtime failure.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,13 +11,14 @@ use tracing_subscriber::EnvFilter;
 
 use crate::api;
 use crate::certs::{self, CertsRequest};
-use crate::cli::{CertsArgs, Cli, Command, ExplainArgs, LogFormat, ServeArgs};
+use crate::cli::{CertsArgs, Cli, Command, ExplainArgs, FitArgs, LogFormat, ServeArgs};
 use crate::cluster::file::{self, FileSource};
 use crate::cluster::live::{self, LiveSource};
 use crate::cluster::{Binder, ClusterView, InFlight, assume};
 use crate::config::{Config, LiveSettings};
 use crate::deletion_cost::{self, Deployments};
 use crate::explain::{self, ExplainError, Target};
+use crate::fit::{self, FitError, FitOptions};
 use crate::server::access::{AccessRules, Callers};
 use crate::server::delegated_auth::DelegatedAuth;
 use crate::server::people::PeopleAuth;
@@ -50,6 +52,14 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Certs(args) => exit(run_certs(args), |e| eprintln!("kube-arbiter: {e}")),
         Command::Explain(args) => exit(run_explain(args), |e| eprintln!("kube-arbiter: {e}")),
+        Command::Fit(args) => match run_fit(args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("kube-arbiter: {e}");
+                e.exit_code()
+            }
+        },
     }
 }
 
@@ -85,6 +95,59 @@ fn run_explain(args: ExplainArgs) -> Result<(), RunError> {
         })?;
     print!("{text}");
     Ok(())
+}
+
+/// Prints the answer; whether every replica fits.
+fn run_fit(args: FitArgs) -> Result<bool, RunError> {
+    let live_object = args
+        .workload
+        .split_once('/')
+        .filter(|(kind, _)| fit::live_kind(kind).is_some() && !Path::new(&args.workload).exists());
+    let source = match live_object {
+        Some(_) if args.cluster_state.is_some() => {
+            return Err(RunError::Config(format!(
+                "{}: a live workload is read from the API server; with --cluster-state give a manifest file",
+                args.workload
+            )));
+        }
+        Some((kind, name)) => fit::Source::Live {
+            kubeconfig: args.kubeconfig,
+            namespace: args.namespace.unwrap_or_else(|| "default".into()),
+            kind: kind.to_string(),
+            name: name.to_string(),
+        },
+        None if args.namespace.is_some() => {
+            return Err(RunError::Config(
+                "-n names the namespace of a live KIND/NAME; a manifest says its own namespace"
+                    .into(),
+            ));
+        }
+        None => fit::Source::Manifest {
+            cluster_state: args.cluster_state,
+            kubeconfig: args.kubeconfig,
+            manifest: args.workload.into(),
+        },
+    };
+    if !matches!(
+        source,
+        fit::Source::Manifest {
+            cluster_state: Some(_),
+            ..
+        }
+    ) {
+        tls::install_crypto_provider();
+    }
+    let options = FitOptions {
+        replicas: args.replicas,
+        preempt: args.preempt,
+    };
+    let (text, all_fit) = fit::run_fit(source, options, args.output, args.config.as_deref())
+        .map_err(|e| match e {
+            FitError::Input(m) => RunError::Config(m),
+            FitError::Runtime(m) => RunError::Runtime(m),
+        })?;
+    print!("{text}");
+    Ok(all_fit)
 }
 
 /// `info`, without third-party lines that repeat, once per request or per

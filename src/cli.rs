@@ -1,4 +1,4 @@
-//! The command line (docs/design.md §2.1): `serve`, `certs` and `explain`.
+//! The command line (docs/design.md §2.1): `serve`, `certs`, `explain` and `fit`.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -25,6 +25,50 @@ pub enum Command {
     Certs(CertsArgs),
     /// Show, for every node, whether a pod fits and why not, with scores.
     Explain(ExplainArgs),
+    /// Place a workload's replicas one after another, as kube-scheduler
+    /// would: where each goes, per zone, the first that fits nowhere and
+    /// why, and what preemption would evict. Exit 0 when every replica
+    /// fits, 1 when not, 2 on bad input.
+    Fit(FitArgs),
+}
+
+/// `fit [--cluster-state F | --kubeconfig F] MANIFEST` places a manifest's
+/// replicas (`-`: read it from stdin); `fit [--kubeconfig F] -n NAMESPACE
+/// deployment/NAME --replicas N` places the replicas a live workload would
+/// add when scaled to N.
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// Take the cluster from this file (kubectl get nodes,pods,... -A -o
+    /// yaml/json) instead of the API server.
+    #[arg(long, value_name = "F", conflicts_with_all = ["kubeconfig", "namespace"])]
+    pub cluster_state: Option<PathBuf>,
+    /// Take the cluster from the API server this kubeconfig points at
+    /// (default: in-cluster, KUBECONFIG, ~/.kube/config).
+    #[arg(long, value_name = "F")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Namespace of a live workload (default: default).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Replicas to place (default: the manifest's); for a live workload,
+    /// the count to scale to: only the replicas beyond its current ones
+    /// are placed.
+    #[arg(long, value_name = "N")]
+    pub replicas: Option<u32>,
+    /// Let a replica that fits nowhere preempt lower-priority pods
+    /// (default: when its preemptionPolicy allows it); --preempt=false
+    /// counts it as not fitting.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub preempt: Option<bool>,
+    /// Policy settings (YAML), as for `serve`.
+    #[arg(long, value_name = "F")]
+    pub config: Option<PathBuf>,
+    #[arg(short = 'o', long, value_enum, default_value_t = crate::fit::Output::Table)]
+    pub output: crate::fit::Output,
+    /// A Deployment, StatefulSet, ReplicaSet, Job or Pod manifest (YAML or
+    /// JSON; `-` for stdin), or a live KIND/NAME (deployment, statefulset,
+    /// replicaset).
+    #[arg(value_name = "MANIFEST|KIND/NAME")]
+    pub workload: String,
 }
 
 /// `explain [--kubeconfig F] [-n NAMESPACE] POD` asks the API server for
@@ -196,6 +240,41 @@ mod tests {
             assert_eq!(parse(&args).unwrap_err().exit_code(), 2, "{args:?}");
         }
         assert_eq!(parse(&["explain"]).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn fit_takes_a_manifest_or_a_live_workload_and_an_optional_preempt_flag() {
+        let Command::Fit(args) =
+            parse(&["fit", "--cluster-state", "c.yaml", "-o", "json", "d.yaml"])
+                .unwrap()
+                .command
+        else {
+            panic!("not fit")
+        };
+        assert_eq!((args.workload.as_str(), args.preempt), ("d.yaml", None));
+        assert_eq!(args.output, crate::fit::Output::Json);
+        let cases = [
+            (&["--preempt"][..], Some(true)),
+            (&["--preempt=false"][..], Some(false)),
+            (&[][..], None),
+        ];
+        for (extra, want) in cases {
+            let mut all = vec!["fit", "-n", "shop", "--replicas", "7"];
+            all.extend(extra);
+            all.push("deployment/web");
+            let Command::Fit(args) = parse(&all).unwrap().command else {
+                panic!("not fit")
+            };
+            assert_eq!((args.preempt, args.replicas), (want, Some(7)), "{extra:?}");
+        }
+        let err = parse(&["fit", "--cluster-state", "c", "-n", "shop", "d.yaml"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert_eq!(
+            parse(&["fit", "--replicas", "-1", "d.yaml"])
+                .unwrap_err()
+                .exit_code(),
+            2
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod config;
 pub mod deletion_cost;
 pub mod explain;
 pub mod file_watch;
+pub mod fit;
 pub mod log_every;
 pub mod model;
 pub mod parallel;

@@ -9,15 +9,18 @@ mod common;
 #[allow(dead_code)] // each story uses its own part of the harness
 mod real;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, PostParams};
-use real::cluster::{self, deployment, hard_spread, nodes, required_anti_affinity, wait_bound};
+use real::cluster::{
+    self, create_deployment, deployment, deployment_object, hard_spread, nodes,
+    required_anti_affinity, wait_bound,
+};
 use real::control_plane::ControlPlane;
 use real::install::{Installed, Role, Setup, install};
-use serde_json::json;
+use serde_json::{Value, json};
 
 const NS: &str = "e2e";
 
@@ -430,4 +433,184 @@ async fn v1_37_gang_with_required_anti_affinity_through_kube_arbiter() {
         .filter(|l| l.contains("gave up waiting for related pods") && l.contains("pod=e2e/gang-"))
         .count();
     assert_eq!(gave_up, 3, "{:#?}", arbiter.warnings());
+}
+
+/// `kube-arbiter fit -o json` for the Deployment manifest `object`, run
+/// against this cluster with the admin's kubeconfig, before it exists.
+async fn fit_before_applying(plane: &ControlPlane, object: &Value) -> Value {
+    let name = object["metadata"]["name"].as_str().unwrap();
+    let manifest = plane.dir.join(format!("fit-{name}.json"));
+    std::fs::write(&manifest, object.to_string()).unwrap();
+    let kubeconfig = plane.admin_kubeconfig();
+    let args = [
+        "fit".to_string(),
+        "--kubeconfig".to_string(),
+        kubeconfig.to_str().unwrap().to_string(),
+        "-o".to_string(),
+        "json".to_string(),
+        manifest.to_str().unwrap().to_string(),
+    ];
+    let out = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        common::run(&args)
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "fit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// fit's count per zone, as `cluster::per_zone` counts bound pods.
+fn predicted_zones(answer: &Value) -> BTreeMap<String, usize> {
+    answer["zones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|z| {
+            let count = z["replicas"].as_u64().unwrap() as usize;
+            (z["name"].as_str().unwrap().to_string(), count)
+        })
+        .collect()
+}
+
+fn pause_requesting(cpu: &str) -> Value {
+    json!([{"name": "app", "image": "registry.k8s.io/pause:3.10",
+            "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}])
+}
+
+/// Before the workload exists, fit says how many of its replicas
+/// kube-scheduler 1.37 will bind, how many per zone, and the
+/// FailedScheduling message of the first that cannot bind: 14 replicas of
+/// 1500m under a hard zone spread on six 4-CPU nodes in three zones.
+/// kube-scheduler then does exactly that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn fit_predicts_the_count_per_zone_and_the_first_failure() {
+    let (plane, _arbiter) = cluster_with("fit-spread", Setup::new(Role::NextToInTreePlugins)).await;
+    let client = plane.admin.clone();
+    nodes(&client, &["za", "zb", "zc"], 2).await;
+    let mut spec = hard_spread("api", "topology.kubernetes.io/zone");
+    spec["containers"] = pause_requesting("1500m");
+    let object = deployment_object(NS, "api", 14, spec);
+    let predicted = fit_before_applying(&plane, &object).await;
+    let placed = predicted["placed"].as_u64().unwrap() as usize;
+    assert!(predicted["unplaced"].as_u64().unwrap() > 0, "{predicted}");
+
+    create_deployment(&client, object).await;
+    wait_bound(&client, NS, "api", placed).await;
+    let failure = &predicted["firstUnschedulable"];
+    let message = cluster::wait_failed_scheduling(&client, NS, "nodes are available").await;
+    assert_eq!(
+        message,
+        format!(
+            "{} {}",
+            failure["summary"].as_str().unwrap(),
+            failure["preemption"].as_str().unwrap()
+        ),
+        "fit's reasons are kube-scheduler's"
+    );
+    // The pods that cannot bind stay pending.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let bound: Vec<String> = cluster::pods(&client, NS, "api")
+        .await
+        .into_iter()
+        .filter_map(|p| p.spec?.node_name)
+        .collect();
+    assert_eq!(bound.len(), placed, "bound {bound:?}; fit {predicted}");
+    assert_eq!(cluster::per_zone(&bound), predicted_zones(&predicted));
+}
+
+/// The same prediction where required anti-affinity binds: 8 replicas,
+/// one per node, on six nodes: 6 bind, 2 per zone, and the FailedScheduling
+/// message is the one fit gave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn fit_predicts_where_anti_affinity_stops_a_workload() {
+    let (plane, _arbiter) =
+        cluster_with("fit-anti-affinity", Setup::new(Role::NextToInTreePlugins)).await;
+    let client = plane.admin.clone();
+    nodes(&client, &["za", "zb", "zc"], 2).await;
+    let spec = required_anti_affinity("db", "kubernetes.io/hostname");
+    let object = deployment_object(NS, "db", 8, spec);
+    let predicted = fit_before_applying(&plane, &object).await;
+    assert_eq!(
+        (&predicted["placed"], &predicted["unplaced"]),
+        (&json!(6), &json!(2))
+    );
+
+    create_deployment(&client, object).await;
+    wait_bound(&client, NS, "db", 6).await;
+    let failure = &predicted["firstUnschedulable"];
+    let message = cluster::wait_failed_scheduling(&client, NS, "nodes are available").await;
+    assert_eq!(
+        message,
+        format!(
+            "{} {}",
+            failure["summary"].as_str().unwrap(),
+            failure["preemption"].as_str().unwrap()
+        )
+    );
+    let bound: Vec<String> = cluster::pods(&client, NS, "db")
+        .await
+        .into_iter()
+        .filter_map(|p| p.spec?.node_name)
+        .collect();
+    assert_eq!(cluster::per_zone(&bound), predicted_zones(&predicted));
+}
+
+/// fit says which pods preemption will evict for a high-priority
+/// workload: three batch-low pods fill three nodes, three
+/// high-priority replicas (hard zone spread) need one node each.
+/// kube-scheduler then evicts as many pods, of the same priorities.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn fit_predicts_the_victims_preemption_takes() {
+    let (plane, _arbiter) =
+        cluster_with("fit-preemption", Setup::new(Role::NextToInTreePlugins)).await;
+    let client = plane.admin.clone();
+    nodes(&client, &["za", "zb", "zc"], 1).await;
+    let batch = json!({"priorityClassName": "batch-low", "containers": pause_requesting("3")});
+    deployment(&client, NS, "batch", 3, batch).await;
+    wait_bound(&client, NS, "batch", 3).await;
+    let batch_pods: BTreeMap<String, i32> = cluster::pods(&client, NS, "batch")
+        .await
+        .into_iter()
+        .map(|p| {
+            let priority = p.spec.as_ref().and_then(|s| s.priority).unwrap();
+            (p.metadata.uid.unwrap(), priority)
+        })
+        .collect();
+
+    let mut spec = hard_spread("urgent", "topology.kubernetes.io/zone");
+    spec["priorityClassName"] = json!("high-priority");
+    spec["containers"] = pause_requesting("2");
+    let object = deployment_object(NS, "urgent", 3, spec);
+    let predicted = fit_before_applying(&plane, &object).await;
+    assert_eq!(predicted["placed"], 3, "{predicted}");
+    let victims = predicted["victims"].as_array().unwrap();
+    let mut predicted_priorities: Vec<i64> = victims
+        .iter()
+        .map(|v| v["priority"].as_i64().unwrap())
+        .collect();
+
+    create_deployment(&client, object).await;
+    wait_bound(&client, NS, "urgent", 3).await;
+    let left: BTreeSet<String> = cluster::pods(&client, NS, "batch")
+        .await
+        .into_iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter_map(|p| p.metadata.uid)
+        .collect();
+    let mut evicted: Vec<i64> = batch_pods
+        .iter()
+        .filter(|(uid, _)| !left.contains(*uid))
+        .map(|(_, priority)| i64::from(*priority))
+        .collect();
+    evicted.sort_unstable();
+    predicted_priorities.sort_unstable();
+    assert_eq!(evicted, predicted_priorities, "fit {predicted}");
 }

@@ -344,6 +344,89 @@ async fn an_explanation_naming_another_namespaces_pods_needs_leave_to_list_them(
     assert!(text.contains("tenant-b/ledger-primary-0"), "{text}");
 }
 
+/// A Deployment for `/debug/fit` in `namespace`; with `avoid_db`, its pods
+/// refuse nodes running tenant-b's database or one of their own, so its
+/// second replica fits nowhere and the reasons name tenant-b's pod.
+fn fit_manifest(namespace: &str, avoid_db: bool) -> Value {
+    let mut spec = json!({"containers": [{"name": "c"}]});
+    if avoid_db {
+        let away = |app: &str, namespaces: &[&str]| {
+            json!({"labelSelector": {"matchLabels": {"app": app}}, "namespaces": namespaces,
+                   "topologyKey": "kubernetes.io/hostname"})
+        };
+        spec["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            away("secret-db", &["tenant-b"]), away("probe", &[])]}});
+    }
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "probe", "namespace": namespace},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "probe"}},
+                 "template": {"metadata": {"labels": {"app": "probe"}}, "spec": spec}}})
+}
+
+#[tokio::test]
+async fn fit_needs_a_token_and_leave_to_create_pods_and_nothing_reaches_the_api_without_one() {
+    let live = start().await;
+    let reviews = live.api.review_count();
+    let (status, text) = live
+        .ask(None, "/debug/fit", Some(fit_manifest("tenant-a", true)))
+        .await;
+    assert_eq!(status, 401, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        answer.as_object().map(|o| o.keys().collect::<Vec<_>>()),
+        Some(vec![&"error".to_string()]),
+        "a 401 and nothing else: {text}"
+    );
+    assert_eq!(live.api.review_count(), reviews, "no review was asked");
+
+    // tenant-a may read pods in tenant-a but not create them.
+    let token = Some(TENANT_A_TOKEN);
+    let (status, text) = live
+        .ask(token, "/debug/fit", Some(fit_manifest("tenant-a", false)))
+        .await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("create pods"), "{text}");
+
+    let creator = "system:serviceaccount:tenant-a:deployer";
+    live.api.add_token("deployer-token", creator, &[]);
+    live.api.allow(creator, "create", "pods", Some("tenant-a"));
+    let deployer = Some("deployer-token");
+    let (status, text) = live
+        .ask(
+            deployer,
+            "/debug/fit",
+            Some(fit_manifest("tenant-a", false)),
+        )
+        .await;
+    assert_eq!(status, 200, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["placed"], 2, "{text}");
+
+    // An answer naming tenant-b's pods needs leave to list pods everywhere.
+    let (status, text) = live
+        .ask(deployer, "/debug/fit", Some(fit_manifest("tenant-a", true)))
+        .await;
+    assert_eq!(status, 403, "{text}");
+    assert!(
+        text.contains("names pods in namespace \\\"tenant-b"),
+        "{text}"
+    );
+    assert!(!text.contains("ledger-primary-0"), "{text}");
+    let auditor = "system:serviceaccount:tenant-a:auditor";
+    live.api.add_token("auditor-token", auditor, &[]);
+    live.api.allow(auditor, "create", "pods", Some("tenant-a"));
+    live.api.allow(auditor, "list", "pods", None);
+    let (status, text) = live
+        .ask(
+            Some("auditor-token"),
+            "/debug/fit",
+            Some(fit_manifest("tenant-a", true)),
+        )
+        .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("tenant-b/ledger-primary-0"), "{text}");
+}
+
 #[tokio::test]
 async fn metrics_need_leave_to_get_the_metrics_url() {
     let live = start().await;

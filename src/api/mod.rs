@@ -8,6 +8,7 @@ mod chunks_body;
 pub mod explain;
 pub mod extender;
 mod extender_verdicts;
+pub mod fit;
 mod in_flight;
 pub mod preempt;
 pub mod preempt_unknown;
@@ -61,12 +62,13 @@ fn admission_routes() -> Router<AppState> {
 }
 
 /// Everything else people and controllers call (e.g. `/scale-in`,
-/// `/debug/explain`).
+/// `/debug/explain`, `/debug/fit`).
 fn other_routes() -> Router<AppState> {
     Router::new()
         .merge(scale_in::routes())
         .merge(scale_in_plan::routes())
         .merge(explain::routes())
+        .merge(fit::routes())
 }
 
 /// Request bodies up to this size are decided on the async worker that read

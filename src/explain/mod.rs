@@ -30,7 +30,7 @@ use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::{NodeScores, prioritize};
 use crate::policy::resources::{NodeResources, without_ignored};
 
-pub use self::named::namespaces_named;
+pub use self::named::{namespaces_named, pods_in_text};
 pub use self::preemption::{PreemptionCandidate, PreemptionOutlook};
 pub use self::render::{render_json, render_table};
 pub use self::run::{ExplainError, Output, Target, parse_pod, run_explain};

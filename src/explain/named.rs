@@ -24,7 +24,7 @@ pub fn namespaces_named(e: &Explanation) -> BTreeSet<String> {
 
 /// The namespace of every "pod NAMESPACE/NAME" in `text`. Namespace names
 /// are DNS labels: lower-case letters, digits and '-'.
-fn pods_in_text(text: &str) -> impl Iterator<Item = String> + '_ {
+pub fn pods_in_text(text: &str) -> impl Iterator<Item = String> + '_ {
     text.match_indices("pod ").filter_map(move |(at, word)| {
         let rest = &text[at + word.len()..];
         let end = rest

@@ -18,7 +18,7 @@ use crate::cluster::{NodeIdx, Snapshot};
 use crate::config::SchedulingSettings;
 use crate::model::Pod;
 use crate::policy::filter::PodFilters;
-use crate::policy::preemption::{Preemptor, Victims, pick_one_node};
+use crate::policy::preemption::{Preemptor, Victim, Victims, pick_one_node};
 
 /// DefaultPreemption's defaults (`minCandidateNodesPercentage`,
 /// `minCandidateNodesAbsolute`): how many candidates are enough.
@@ -51,6 +51,9 @@ pub struct PreemptionCandidate {
     /// `namespace/name` of each pod to evict, most important first.
     pub victims: Vec<String>,
     pub pdb_violations: usize,
+    /// The victims whose eviction breaks a PodDisruptionBudget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pdb_violating: Vec<String>,
 }
 
 /// Try preemption on the nodes at `unschedulable` (those whose failure
@@ -94,14 +97,17 @@ pub fn outlook(
         .iter()
         .map(|(idx, victims)| {
             let info = &nodes[*idx as usize];
+            let key = |v: &Victim| info.pods[v.position as usize].metadata.key();
             PreemptionCandidate {
                 node: info.node.name().to_string(),
-                victims: victims
+                victims: victims.pods.iter().map(key).collect(),
+                pdb_violations: victims.num_pdb_violations,
+                pdb_violating: victims
                     .pods
                     .iter()
-                    .map(|v| info.pods[v.position as usize].metadata.key())
+                    .filter(|v| v.breaks_pdb)
+                    .map(key)
                     .collect(),
-                pdb_violations: victims.num_pdb_violations,
             }
         })
         .collect();

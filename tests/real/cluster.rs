@@ -60,7 +60,7 @@ pub async fn node(client: &kube::Client, name: &str, zone: &str, labels: Value) 
 /// A Deployment of `replicas` pods labelled `app: NAME`, each asking for
 /// 100m CPU, with `spec` merged into the pod template's spec.
 pub async fn deployment(client: &kube::Client, ns: &str, name: &str, replicas: i32, spec: Value) {
-    deployment_annotated(client, ns, name, replicas, json!({}), spec).await;
+    create_deployment(client, deployment_object(ns, name, replicas, spec)).await;
 }
 
 /// [`deployment`] with these annotations on the Deployment itself.
@@ -72,6 +72,13 @@ pub async fn deployment_annotated(
     annotations: Value,
     spec: Value,
 ) {
+    let mut object = deployment_object(ns, name, replicas, spec);
+    object["metadata"]["annotations"] = annotations;
+    create_deployment(client, object).await;
+}
+
+/// The Deployment [`deployment`] creates, as a manifest.
+pub fn deployment_object(ns: &str, name: &str, replicas: i32, spec: Value) -> Value {
     let mut pod_spec = json!({
         "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
                         "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
@@ -81,16 +88,25 @@ pub async fn deployment_annotated(
         .as_object_mut()
         .unwrap()
         .extend(spec.as_object().unwrap().clone());
-    let deployment: Deployment = serde_json::from_value(json!({
-        "metadata": {"name": name, "namespace": ns, "annotations": annotations},
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
             "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
         },
-    }))
-    .unwrap();
-    let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    })
+}
+
+/// Create the Deployment `object` (a manifest).
+pub async fn create_deployment(client: &kube::Client, object: Value) {
+    let ns = object["metadata"]["namespace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let deployment: Deployment = serde_json::from_value(object).unwrap();
+    let api: Api<Deployment> = Api::namespaced(client.clone(), &ns);
     api.create(&PostParams::default(), &deployment)
         .await
         .unwrap();

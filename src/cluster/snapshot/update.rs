@@ -230,6 +230,24 @@ impl Snapshot {
         }
     }
 
+    /// This snapshot with one more ReplicaSet or StatefulSet among its
+    /// namespace's owners: the controller of a workload not created yet
+    /// (`fit`), whose selector default spread constraints read.
+    pub fn with_selector_owner(&self, stateful_set: bool, owner: SelectorOwner) -> Snapshot {
+        let mut owners = (*self.owners_by_namespace).clone();
+        let of_namespace = owners.entry(owner.metadata.namespace.clone()).or_default();
+        let list = if stateful_set {
+            &mut of_namespace.stateful_sets
+        } else {
+            &mut of_namespace.replica_sets
+        };
+        list.push(Arc::new(owner));
+        Snapshot {
+            owners_by_namespace: Arc::new(owners),
+            ..self.clone()
+        }
+    }
+
     pub fn with_owners(
         &self,
         services: Vec<Arc<MapSelectorOwner>>,
