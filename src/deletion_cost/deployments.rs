@@ -4,7 +4,8 @@
 //! metadata only).
 
 use std::collections::BTreeMap;
-
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -22,6 +23,8 @@ use crate::model::meta::{SCALE_IN, SCALE_IN_MAX};
 #[derive(Clone)]
 pub struct Deployments {
     store: Store<PartialObjectMeta<Deployment>>,
+    /// Counts the watch events the store took: equal counts, same store.
+    changes: Arc<AtomicU64>,
 }
 
 impl Deployments {
@@ -34,6 +37,8 @@ impl Deployments {
             watcher(api, watcher::Config::default().any_semantic()).modify(keep_opt_in_only),
         )
         .default_backoff();
+        let changes = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&changes);
         let task = tokio::spawn(async move {
             // A lasting refusal (a missing `list deployments` right keeps
             // the writer from ever starting) once a minute; an outage is
@@ -43,6 +48,8 @@ impl Deployments {
             while let Some(event) = stream.next().await {
                 let e = match event {
                     Ok(_) => {
+                        // The reflector applied the event before passing it on.
+                        counted.fetch_add(1, Ordering::Release);
                         refusals.answered();
                         continue;
                     }
@@ -57,7 +64,13 @@ impl Deployments {
                 }
             }
         });
-        (Self { store }, task)
+        (Self { store, changes }, task)
+    }
+
+    /// Moves on whenever the store changes. Read it before reading the
+    /// store: a change in between then shows as a new count next time.
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
     }
 
     /// Whether the first list has arrived (before it, every Deployment
