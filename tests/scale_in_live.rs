@@ -88,7 +88,10 @@ async fn start(replicas: usize) -> Live {
 }
 
 async fn start_with(replicas: usize, config: &str, pods: Vec<Value>) -> Live {
-    let api = FakeApiServer::start().await;
+    start_on(FakeApiServer::start().await, replicas, config, pods)
+}
+
+fn start_on(api: FakeApiServer, replicas: usize, config: &str, pods: Vec<Value>) -> Live {
     let nodes = cluster().0;
     api.load("Node", nodes);
     api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
@@ -451,6 +454,57 @@ async fn when_the_writer_stops_the_other_replica_takes_the_lease_and_writes() {
         .lease("kube-system", "kube-arbiter-scale-in")
         .unwrap();
     assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
+}
+
+const LEASE_PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";
+
+/// The API server takes the Lease requests and never answers: the writer
+/// gives the Lease up when its renew deadline (2 s of the 3 s Lease)
+/// passes, instead of showing itself the writer for ever while no other
+/// replica may take over; once the API server answers, it renews again.
+#[tokio::test]
+async fn an_unanswered_lease_renewal_ends_the_writers_term_at_its_deadline() {
+    let live = start(1).await;
+    live.converged().await;
+    let leader = |text: String| metric(&text, "kube_arbiter_scale_in_leader");
+    assert_eq!(leader(live.metrics(0).await), Some(1.0));
+    live.api.hang("GET", LEASE_PATH);
+    live.api.hang("PUT", LEASE_PATH);
+    eventually("the writer to give the Lease up", || async {
+        (leader(live.metrics(0).await) == Some(0.0)).then_some(())
+    })
+    .await;
+    live.api.answer_all();
+    eventually("the writer to renew again", || async {
+        (leader(live.metrics(0).await) == Some(1.0)).then_some(())
+    })
+    .await;
+}
+
+/// Pod patches that are never answered: each fails after its timeout,
+/// and meanwhile the Lease goes on being renewed and the replica stays
+/// the writer.
+#[tokio::test]
+async fn unanswered_patches_fail_in_time_and_do_not_hold_up_the_lease() {
+    let api = FakeApiServer::start().await;
+    api.hang("PATCH", "/api/v1/namespaces/shop/pods/");
+    let live = start_on(api, 1, CONFIG, cluster().1);
+    live.rounds(3).await;
+    let failed = "kube_arbiter_scale_in_patches_total{result=\"failed\"}";
+    eventually("a patch to time out", || async {
+        let text = live.metrics(0).await;
+        (metric(&text, failed) >= Some(1.0)).then_some(())
+    })
+    .await;
+    // The renewals went on while patches hung.
+    live.rounds(3).await;
+    let text = live.metrics(0).await;
+    assert_eq!(metric(&text, "kube_arbiter_scale_in_leader"), Some(1.0));
+    assert_eq!(
+        metric(&text, "kube_arbiter_scale_in_patches_total{result=\"applied\"}"),
+        None,
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -19,7 +19,9 @@
 //! answers from the stored objects even while watch events are held back
 //! ([`FakeApiServer::pause_events`]): what a real API server answers while
 //! a client's watch lags. Such GETs can be slowed down, and how many ran at
-//! once is recorded.
+//! once is recorded. Requests of a given method and path prefix can be
+//! left unanswered ([`FakeApiServer::hang`]): an API server that accepts
+//! the connection and never replies.
 //! Plain HTTP, or HTTPS with its own CA as a real API server serves
 //! ([`FakeApiServer::start_tls`]).
 #![allow(dead_code)] // each test binary uses a different part of it
@@ -113,6 +115,8 @@ struct Inner {
     get_latency: std::time::Duration,
     gets_at_once: usize,
     most_gets_at_once: usize,
+    /// (method, path prefix) of requests received and never answered.
+    hung: Vec<(Method, String)>,
 }
 
 #[derive(Clone)]
@@ -393,6 +397,18 @@ impl FakeApiServer {
         self.lock().get_latency = latency;
     }
 
+    /// Receive requests of `method` whose path starts with `prefix` and
+    /// never answer them (nor act on them), until [`Self::answer_all`].
+    pub fn hang(&self, method: &str, prefix: &str) {
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        self.lock().hung.push((method, prefix.to_string()));
+    }
+
+    /// Answer every request again (those already hung stay unanswered).
+    pub fn answer_all(&self) {
+        self.lock().hung.clear();
+    }
+
     /// The most GETs of one object that were being answered at once.
     pub fn most_gets_at_once(&self) -> usize {
         self.lock().most_gets_at_once
@@ -658,6 +674,16 @@ async fn handle(State(shared): State<Shared>, req: Request) -> Response {
         "{method} {path}?{}",
         req.uri().query().unwrap_or("")
     ));
+    let hung = {
+        let inner = shared.inner.lock().unwrap();
+        inner
+            .hung
+            .iter()
+            .any(|(m, prefix)| *m == method && path.starts_with(prefix.as_str()))
+    };
+    if hung {
+        return std::future::pending().await;
+    }
     if path == "/version" {
         return json_response(
             200,
