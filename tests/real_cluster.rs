@@ -56,7 +56,22 @@ async fn burst_under_zone_spread(name: &str, role: Role) {
             Vec::<String>::new()
         );
         assert_eq!(arbiter.warnings(), Vec::<String>::new());
+        binds_all_made(&arbiter, &client).await;
     }
+}
+
+/// Every bind kube-scheduler asked for was made (none refused); how many
+/// needed the API server's copy of a pod or node the view had not shown
+/// yet is printed, the measure of the watch's lag behind kube-scheduler.
+async fn binds_all_made(arbiter: &Installed, client: &kube::Client) {
+    let metrics = arbiter.metrics(client).await;
+    let refused = common::metric(&metrics, "kube_arbiter_bindings_refused_total");
+    assert_eq!(refused, Some(0.0), "{metrics}");
+    let read_through: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("kube_arbiter_view_read_through_total{") && !l.ends_with(" 0"))
+        .collect();
+    eprintln!("reads through to the API server in this burst: {read_through:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -88,6 +103,7 @@ async fn burst_under_anti_affinity(name: &str, role: Role) {
             Vec::<String>::new()
         );
         assert_eq!(arbiter.warnings(), Vec::<String>::new());
+        binds_all_made(&arbiter, &client).await;
     }
 }
 

@@ -1,5 +1,5 @@
 //! kube-arbiter installed with its Helm chart (charts/kube-arbiter) by the
-//! real `helm` on the real control plane, as issue 53 asks: `helm install`
+//! real `helm` on the real control plane: `helm install`
 //! with the chart's own certificates, for its second scheduler or for the
 //! default kube-scheduler (the `extenders:` entry its notes print), a pod
 //! scheduled through kube-arbiter, `helm upgrade` keeping certificates and

@@ -501,7 +501,10 @@ async fn unanswered_patches_fail_in_time_and_do_not_hold_up_the_lease() {
     let text = live.metrics(0).await;
     assert_eq!(metric(&text, "kube_arbiter_scale_in_leader"), Some(1.0));
     assert_eq!(
-        metric(&text, "kube_arbiter_scale_in_patches_total{result=\"applied\"}"),
+        metric(
+            &text,
+            "kube_arbiter_scale_in_patches_total{result=\"applied\"}"
+        ),
         None,
         "{text}"
     );

@@ -210,10 +210,7 @@ async fn a_lease_whose_record_stood_still_for_its_duration_is_taken_over() {
     let mut a = elector(&api, &clock_a, "a", DURATION);
     let mut b = elector(&api, &clock_b, "b", DURATION);
     assert_eq!(a.step().await.unwrap(), Step::Leading);
-    assert_eq!(
-        b.step().await.unwrap(),
-        Step::Following { conflict: false }
-    );
+    assert_eq!(b.step().await.unwrap(), Step::Following { conflict: false });
     // a renews: b's wait starts again from the new record.
     clock_b.advance(DURATION - Duration::from_secs(1));
     assert_eq!(a.step().await.unwrap(), Step::Leading);
@@ -226,10 +223,7 @@ async fn a_lease_whose_record_stood_still_for_its_duration_is_taken_over() {
     // a stops renewing; b waits one whole duration from when it saw the
     // last record, by its own clock.
     clock_b.advance(DURATION - Duration::from_millis(1));
-    assert_eq!(
-        b.step().await.unwrap(),
-        Step::Following { conflict: false }
-    );
+    assert_eq!(b.step().await.unwrap(), Step::Following { conflict: false });
     clock_b.advance(Duration::from_millis(1));
     assert_eq!(b.step().await.unwrap(), Step::Leading);
     assert_eq!(api.holder(), "b");
@@ -238,10 +232,7 @@ async fn a_lease_whose_record_stood_still_for_its_duration_is_taken_over() {
     // its last renewal; it now finds b holding the Lease.
     assert_eq!(a.term(clock_a.now() + RENEW_DEADLINE), None);
     clock_a.advance(RENEW_DEADLINE);
-    assert_eq!(
-        a.step().await.unwrap(),
-        Step::Following { conflict: false }
-    );
+    assert_eq!(a.step().await.unwrap(), Step::Following { conflict: false });
 }
 
 /// Someone else wrote the Lease between this replica's read and its

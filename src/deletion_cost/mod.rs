@@ -11,8 +11,8 @@
 //! it writes nothing.
 
 pub mod deployments;
-pub mod lease;
 mod leadership;
+pub mod lease;
 pub mod metrics;
 mod patch;
 mod pending;

@@ -77,7 +77,10 @@ mod tests {
         );
         assert!(!pending.waits_for(&patch("b", "7"), t0));
         pending.forget_unless(|_, version| version == "8");
-        assert!(!pending.waits_for(&patch("a", "7"), t0), "the view moved on");
+        assert!(
+            !pending.waits_for(&patch("a", "7"), t0),
+            "the view moved on"
+        );
     }
 
     #[test]

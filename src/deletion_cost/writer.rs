@@ -46,7 +46,12 @@ impl Writer {
     }
 
     /// One round every interval, for ever.
-    pub async fn run(mut self, view: &ClusterView, config: &Arc<Config>, deployments: &Deployments) {
+    pub async fn run(
+        mut self,
+        view: &ClusterView,
+        config: &Arc<Config>,
+        deployments: &Deployments,
+    ) {
         let mut tick = tokio::time::interval(config.scale_in.interval());
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

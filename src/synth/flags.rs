@@ -11,7 +11,7 @@ usage: synth_cluster [NODES [PODS]] [--shape bundled|second] [FLAGS] > cluster.j
                               5 % GPU, a PDB on every 2nd, 6-12 images per node (default)
   --shape second              10 zones, Deployments of 100 replicas, 30 % zone spread,
                               10 % anti-affinity, the rest none, a PDB on every 5th,
-                              20 images per node (issue 27)
+                              20 images per node (the second benchmark shape)
 flags override the shape's value, in any order:
   --zones N  --namespaces N  --app-size N  --images-per-node N  --pdb-every N (0: none)
   --spread-share F  --anti-affinity-share F  --prefer-affinity-share F
