@@ -502,10 +502,11 @@ fn pause_requesting(cpu: &str) -> Value {
 /// kube-scheduler 1.37 will bind, how many per zone, and the
 /// FailedScheduling message of the first that cannot bind: 14 replicas of
 /// 1500m under a hard zone spread on six 4-CPU nodes in three zones.
-/// kube-scheduler then does exactly that.
+/// kube-scheduler then does exactly that. fit words the message as 1.37
+/// does; 1.34's adds its DRA plugin's "no new claims to deallocate".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the real control plane: scripts/e2e.sh"]
-async fn fit_predicts_the_count_per_zone_and_the_first_failure() {
+async fn v1_37_fit_predicts_the_count_per_zone_and_the_first_failure() {
     let (plane, _arbiter) = cluster_with("fit-spread", Setup::new(Role::NextToInTreePlugins)).await;
     let client = plane.admin.clone();
     nodes(&client, &["za", "zb", "zc"], 2).await;
@@ -545,7 +546,7 @@ async fn fit_predicts_the_count_per_zone_and_the_first_failure() {
 /// message is the one fit gave.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the real control plane: scripts/e2e.sh"]
-async fn fit_predicts_where_anti_affinity_stops_a_workload() {
+async fn v1_37_fit_predicts_where_anti_affinity_stops_a_workload() {
     let (plane, _arbiter) =
         cluster_with("fit-anti-affinity", Setup::new(Role::NextToInTreePlugins)).await;
     let client = plane.admin.clone();
