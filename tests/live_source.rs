@@ -331,6 +331,27 @@ async fn a_refused_binding_leaves_no_phantom_pod() {
     assert_eq!(snap(&view).node("n2").unwrap().pods.len(), 1);
 }
 
+/// The API server made the Binding but its answer was lost (here: a body
+/// no client can read): the pod is read back, found on the node, and the
+/// bind is a success, still assumed there.
+#[tokio::test]
+async fn a_binding_made_whose_answer_was_lost_is_a_binding() {
+    let api = cluster().await;
+    let (view, source) = synced(&api, settings()).await;
+    let state = app_state(&view, &source, settings());
+    api.pause_events();
+    api.lose_binding_answers(true);
+
+    let answer = bind(
+        &state,
+        json!({"podName": "pending", "podNamespace": "shop", "podUID": "uid-shop-pending", "node": "n2"}),
+    )
+    .await;
+    assert_eq!(answer["Error"], "", "{answer}");
+    assert_eq!(node_of(&view, "shop", "pending").as_deref(), Some("n2"));
+    assert_eq!(view.assumed_bindings(), 1);
+}
+
 #[tokio::test]
 async fn an_unconfirmed_assumption_expires() {
     let api = cluster().await;

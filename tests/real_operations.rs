@@ -488,7 +488,7 @@ async fn apiserver_restart_is_one_warning_in_kube_arbiters_log() {
     );
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Restarted {
     ApiServer,
     KubeArbiter,
@@ -497,8 +497,9 @@ enum Restarted {
 /// A 30-replica burst under a hard zone spread over three zones of four
 /// nodes, with kube-apiserver or kube-arbiter killed and started again
 /// once the first pod is bound (and before all are), the Kubelet played.
-/// Every pod binds, the zones end at most one pod apart, and kube-arbiter
-/// is quiet afterwards. "Quiet" means: no WARN or ERROR line after the line that
+/// Every pod binds, the zones end at most one pod apart (two across a
+/// kube-apiserver restart, see below), and kube-arbiter is quiet
+/// afterwards. "Quiet" means: no WARN or ERROR line after the line that
 /// says its view is connected again (`API server reachable again after`
 /// once kube-apiserver is back, `connected to the API server after` in the
 /// restarted kube-arbiter's log), up to the moment its view shows every
@@ -559,8 +560,17 @@ async fn burst_survives_a_restart(name: &str, role: Role, restarted: Restarted) 
         started.elapsed()
     );
     let zones = cluster::per_zone(&pods.iter().filter_map(node_of).collect::<Vec<_>>());
+    // A Binding whose answer kube-apiserver's restart cut may have been
+    // made: whoever posted it (kube-scheduler next to the in-tree plugins,
+    // kube-arbiter as the enforcer) cannot tell, and the pod is scheduled
+    // again on a view that does not count it yet. kube-scheduler alone has
+    // the same window, so a zone may end one pod over maxSkew then.
+    let allowed = match restarted {
+        Restarted::ApiServer => 2,
+        Restarted::KubeArbiter => 1,
+    };
     assert!(
-        zones.len() == 3 && zone_skew(&zones) <= 1,
+        zones.len() == 3 && zone_skew(&zones) <= allowed,
         "zone skew: {zones:?}"
     );
 
@@ -589,6 +599,12 @@ async fn burst_survives_a_restart(name: &str, role: Role, restarted: Restarted) 
     let after = arbiter
         .warnings_after(marker)
         .unwrap_or_else(|| panic!("kube-arbiter never logged {marker:?}:\n{}", arbiter.log()));
+    // The same cut answer, as the enforcer: kube-scheduler's retry of a
+    // pod whose Binding was made is refused (it is already bound).
+    let after: Vec<String> = after
+        .into_iter()
+        .filter(|l| !(restarted == Restarted::ApiServer && l.contains("is already bound to")))
+        .collect();
     assert_eq!(after, Vec::<String>::new(), "WARN/ERROR after {marker:?}");
 }
 

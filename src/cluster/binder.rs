@@ -2,7 +2,10 @@
 //! subresource when the view is live, into the view alone when it comes
 //! from a file. Either way the binding is assumed in the view as soon as
 //! it is asked for (see [`super::assume`]), so the next decision counts the
-//! pod; a binding the API server refuses is taken back.
+//! pod; a binding the API server refuses is taken back. A POST whose answer
+//! was lost (the connection cut, as when kube-apiserver restarts) may have
+//! made the Binding all the same: the pod is read back, and found on the
+//! node the bind is a success; otherwise it is taken back as a refusal.
 
 use std::time::Duration;
 
@@ -67,11 +70,26 @@ impl Binder {
                 if let Err(e) = &assumed {
                     tracing::info!(pod = %req.key(), node = %req.node, reason = %e, "binding; not assumed, the watch will bring it");
                 }
-                if let Err(e) = create_binding(client, req).await {
-                    if assumed.is_ok() {
-                        view.forget_assumption(&req.namespace, &req.name);
+                match create_binding(client, req).await {
+                    Ok(()) => {}
+                    Err(BindingFailure::Refused(e)) => {
+                        if assumed.is_ok() {
+                            view.forget_assumption(&req.namespace, &req.name);
+                        }
+                        return Err(e);
                     }
-                    return Err(e);
+                    Err(BindingFailure::Unanswered(e)) => {
+                        if bound_to(client, req).await == Some(true) {
+                            tracing::info!(pod = %req.key(), node = %req.node, "the Binding was made though its answer was lost");
+                        } else {
+                            // Not made, or not known: kube-scheduler will
+                            // schedule the pod again, as after a refusal.
+                            if assumed.is_ok() {
+                                view.forget_assumption(&req.namespace, &req.name);
+                            }
+                            return Err(e);
+                        }
+                    }
                 }
                 if assumed.is_ok() {
                     tracing::info!(pod = %req.key(), node = %req.node, "bound; assumed in the view until the watch confirms it");
@@ -93,9 +111,34 @@ impl Binder {
     }
 }
 
+/// Why a Binding POST did not succeed: the API server answered no, or no
+/// answer came (the Binding may have been made).
+enum BindingFailure {
+    Refused(String),
+    Unanswered(String),
+}
+
+/// How long reading a pod back after a lost answer may take: well inside
+/// kube-scheduler's extender timeout.
+const READ_BACK: Duration = Duration::from_secs(1);
+
+/// Whether the API server has the pod of `req` (same UID, when given)
+/// bound to `req.node`; `None` when it cannot say now.
+async fn bound_to(client: &kube::Client, req: &BindRequest) -> Option<bool> {
+    let pods: Api<ApiPod> = Api::namespaced(client.clone(), &req.namespace);
+    let pod = tokio::time::timeout(READ_BACK, pods.get_opt(&req.name))
+        .await
+        .ok()?
+        .ok()?;
+    Some(pod.is_some_and(|p| {
+        let same = req.uid.is_empty() || p.metadata.uid.as_deref() == Some(req.uid.as_str());
+        same && p.spec.and_then(|s| s.node_name).as_deref() == Some(req.node.as_str())
+    }))
+}
+
 /// POST .../namespaces/NS/pods/NAME/binding, as kube-scheduler's default
 /// binder does; the UID makes the API server refuse a same-named new pod.
-async fn create_binding(client: &kube::Client, req: &BindRequest) -> Result<(), String> {
+async fn create_binding(client: &kube::Client, req: &BindRequest) -> Result<(), BindingFailure> {
     let mut metadata = serde_json::json!({"name": req.name, "namespace": req.namespace});
     if !req.uid.is_empty() {
         metadata["uid"] = req.uid.clone().into();
@@ -119,11 +162,15 @@ async fn create_binding(client: &kube::Client, req: &BindRequest) -> Result<(), 
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) => {
             tracing::warn!(pod = %req.key(), node = %req.node, code = status.code, reason = %status.message, "binding refused by the API server");
-            Err(status.message.clone())
+            Err(BindingFailure::Refused(status.message.clone()))
         }
         Err(e) => {
             tracing::warn!(pod = %req.key(), node = %req.node, error = %e, "binding failed");
-            Err(format!("binding {} to {} failed: {e}", req.key(), req.node))
+            Err(BindingFailure::Unanswered(format!(
+                "binding {} to {} failed: {e}",
+                req.key(),
+                req.node
+            )))
         }
     }
 }

@@ -98,6 +98,8 @@ struct Inner {
     paused: bool,
     held: Vec<(&'static str, u64, Arc<str>)>,
     binding_failure: Option<(u16, String)>,
+    /// Commit each Binding, then answer with a body no client can read.
+    lose_binding_answers: bool,
     /// Each Binding is held this long (ms, uniformly random, inclusive)
     /// before it is committed and its watch event sent.
     binding_latency_ms: (u64, u64),
@@ -378,6 +380,13 @@ impl FakeApiServer {
     /// Answer bindings with this status code and message (None: succeed).
     pub fn fail_bindings(&self, failure: Option<(u16, &str)>) {
         self.lock().binding_failure = failure.map(|(c, m)| (c, m.to_string()));
+    }
+
+    /// Commit each Binding and then lose its answer (the client reads an
+    /// unreadable body), as when kube-apiserver's connection is cut after
+    /// the write.
+    pub fn lose_binding_answers(&self, lose: bool) {
+        self.lock().lose_binding_answers = lose;
     }
 
     /// Hold each Binding `ms` (uniformly random in the range, from `seed`)
@@ -1039,6 +1048,13 @@ fn bind(shared: &Shared, path: &str, body: &[u8]) -> Response {
     }
     pod["spec"]["nodeName"] = binding["target"]["name"].clone();
     store(&mut inner, shared, "/api/v1/pods", "MODIFIED", pod, true);
+    if inner.lose_binding_answers {
+        return Response::builder()
+            .status(201)
+            .header("content-type", "application/json")
+            .body(Body::from("{\"kind\": \"Sta"))
+            .unwrap();
+    }
     json_response(
         201,
         &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
