@@ -304,6 +304,42 @@ async fn a_pod_kube_scheduler_gave_up_on_releases_its_waiters() {
     );
 }
 
+/// A binding kube-arbiter refuses (here: to a node the API server does not
+/// have either) ends the attempt: kube-scheduler forgets the pod and
+/// schedules it again, so nobody may wait for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_binding_releases_its_waiters() {
+    let (bench, waiting) = b_waiting_for_a_in_flight().await;
+    let bind = serde_json::json!({"PodName": "a", "PodNamespace": "shop",
+        "PodUID": "uid-shop-a", "Node": "no-such-node"});
+    let r = bench
+        .server
+        .client
+        .post(bench.server.url("/scheduler/bind"))
+        .json(&bind)
+        .send()
+        .await
+        .unwrap();
+    let answer: serde_json::Value = r.json().await.unwrap();
+    assert!(
+        answer["Error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no-such-node"),
+        "{answer}"
+    );
+    assert_eq!(waiting.await.unwrap().status(), 200);
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+    assert_eq!(
+        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
+        1.0,
+        "b waited for a"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_filter_for_a_pod_in_flight_ends_its_earlier_attempt() {
     let bench = Bench::start(SMALL, &with_role(ENFORCER, PATIENT)).await;

@@ -51,6 +51,9 @@ pub async fn bind(
             Err(reason) => {
                 tracing::warn!(pod = %req.key(), node = %req.node, "binding refused: {reason}");
                 state.metrics.bindings_refused.inc();
+                // kube-scheduler forgets the pod and schedules it again:
+                // decisions waiting for this attempt go ahead.
+                state.in_flight.attempt_ended(&req.namespace, &req.name);
                 Err(reason)
             }
             Ok(read) => {

@@ -160,6 +160,12 @@ async fn create_binding(client: &kube::Client, req: &BindRequest) -> Result<(), 
         .await
     {
         Ok(_) => Ok(()),
+        // Deleted before its binding (a scale-down, a ReplicaSet's extra
+        // pod): routine, kube-scheduler drops the pod.
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            tracing::info!(pod = %req.key(), node = %req.node, reason = %status.message, "binding not made: the pod is gone");
+            Err(BindingFailure::Refused(status.message.clone()))
+        }
         Err(kube::Error::Api(status)) => {
             tracing::warn!(pod = %req.key(), node = %req.node, code = status.code, reason = %status.message, "binding refused by the API server");
             Err(BindingFailure::Refused(status.message.clone()))

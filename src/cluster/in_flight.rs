@@ -14,7 +14,8 @@
 //! deleted, when the view shows kube-scheduler gave up on this attempt (a
 //! `PodScheduled=False` condition it did not have when it went in flight),
 //! when kube-scheduler asks `filter` for it again (a new attempt: the
-//! previous one did not bind), when a waiter gave up on it, or when it is
+//! previous one did not bind), when kube-arbiter's `bind` for it answered
+//! an error, when a waiter gave up on it, or when it is
 //! older than the ledger's `max_age`.
 //!
 //! Next to kube-scheduler's in-tree plugins nobody waits: each entry also

@@ -6,7 +6,10 @@
 //! again (with how long it was gone); an error only once a kind has been
 //! out of step longer than `staleAfterSeconds`. A kind the server answers
 //! with an error (500, 403) while it answers others gets its own warning
-//! and its own info line when back in step.
+//! and its own info line when back in step, except in the first
+//! [`RECOVERING`] after an outage: a kube-apiserver that just started
+//! refuses requests until its authorizer has synced (`forbidden`, the
+//! roles "not found"), and that is part of the outage.
 //!
 //! Decisions are returned as [`Note`]s so the policy is testable without
 //! a log; the writer emits them.
@@ -22,6 +25,9 @@ use crate::cluster::Kind;
 pub const GATHER: Duration = Duration::from_secs(1);
 /// At most one "still unreachable" line this often.
 pub const NOTE_EVERY: Duration = Duration::from_secs(15);
+/// A kind refused this soon after the API server answered again is not
+/// warned about yet; refused again later, it is.
+pub const RECOVERING: Duration = Duration::from_secs(10);
 
 /// A log line the policy decided on.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +215,8 @@ pub struct Health {
     kinds: [KindHealth; 9],
     outage: Option<Outage>,
     reached_once: bool,
+    /// When the last outage ended.
+    recovered_at: Option<Instant>,
     stale_since: Option<Instant>,
 }
 
@@ -231,6 +239,7 @@ impl Health {
             kinds: Default::default(),
             outage: None,
             reached_once: false,
+            recovered_at: None,
             stale_since: None,
         }
     }
@@ -299,6 +308,16 @@ impl Health {
                     notes.extend(o.still_unreachable(before_first_contact, retry_in, now));
                 }
             }
+            Failure::Refused
+                if self
+                    .recovered_at
+                    .is_some_and(|t| now.saturating_duration_since(t) < RECOVERING) =>
+            {
+                tracing::debug!(
+                    kind = kind.name(), %error,
+                    "refused while the API server is still starting; warned if it lasts"
+                );
+            }
             Failure::Refused if !k.warned => {
                 k.warned = true;
                 notes.push(Note::KindFailing { kind, error });
@@ -324,6 +343,7 @@ impl Health {
             };
             return (vec![note], false);
         };
+        self.recovered_at = Some(now);
         let waited = now.saturating_duration_since(o.since);
         let note = (o.warned || before_first_contact).then_some(Note::Reached {
             waited,
@@ -613,6 +633,34 @@ mod tests {
             [Note::KindBack {
                 kind: Kind::StatefulSet,
                 after: Duration::from_secs(3)
+            }]
+        );
+    }
+
+    #[test]
+    fn a_kind_refused_just_after_an_outage_is_warned_only_if_it_lasts() {
+        let t0 = Instant::now();
+        let mut h = serving(t0);
+        let d = Duration::from_secs(1);
+        fail_all(&mut h, Failure::Unreachable, at(t0, 0));
+        h.tick(at(t0, 1500));
+        let (notes, _) = h.answered(at(t0, 2000));
+        assert!(matches!(notes[..], [Note::Reached { .. }]));
+        let refused = "statefulsets.apps is forbidden";
+        let early = h.failed(
+            Kind::StatefulSet,
+            Failure::Refused,
+            refused.into(),
+            d,
+            at(t0, 2100),
+        );
+        assert!(early.is_empty(), "{early:?}");
+        let late = at(t0, 2000) + RECOVERING;
+        assert_eq!(
+            h.failed(Kind::StatefulSet, Failure::Refused, refused.into(), d, late),
+            [Note::KindFailing {
+                kind: Kind::StatefulSet,
+                error: refused.into()
             }]
         );
     }
