@@ -304,6 +304,43 @@ async fn a_pod_kube_scheduler_gave_up_on_releases_its_waiters() {
     );
 }
 
+/// PodGroup members: kube-scheduler places the whole group in one cycle
+/// and binds none of it before the last member is placed (1.37
+/// `podGroupCycle`, pkg/scheduler/schedule_one_podgroup.go). As the
+/// enforcer, a member therefore never waits for an earlier one (that
+/// binding cannot come first); it sees it as next to the in-tree plugins,
+/// on the nodes it may be on. A pod of no group still waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn as_the_enforcer_a_pod_group_member_never_waits_for_the_one_before() {
+    let config = with_role(ENFORCER, "live:\n  inFlightWaitMillis: 300\n");
+    let bench = Bench::start(SMALL, &config).await;
+    let waits = "kube_arbiter_in_flight_waits_total";
+    let member = |name: &str| {
+        let mut pod = lone_pod("shop", name, "web", "web");
+        pod["spec"]["schedulingGroup"] = serde_json::json!({"podGroupName": "gang"});
+        pod
+    };
+    bench.filter(&member("a")).await;
+    assert_eq!(scrape(&bench, "kube_arbiter_in_flight_pods").await, 1.0);
+    let answer = bench.filter(&member("b")).await;
+    assert!(
+        !answer["NodeNames"].as_array().unwrap().is_empty(),
+        "{answer}"
+    );
+    assert_eq!(
+        scrape(&bench, waits).await,
+        0.0,
+        "b waited for a: {}",
+        bench.server.log()
+    );
+    assert_eq!(scrape(&bench, "kube_arbiter_in_flight_pods").await, 2.0);
+    // Another group's member, and a pod of none, wait as before.
+    let mut other = lone_pod("shop", "c", "web", "web");
+    other["spec"]["schedulingGroup"] = serde_json::json!({"podGroupName": "other"});
+    bench.filter(&other).await;
+    assert_eq!(scrape(&bench, waits).await, 1.0);
+}
+
 /// A binding kube-arbiter refuses (here: to a node the API server does not
 /// have either) ends the attempt: kube-scheduler forgets the pod and
 /// schedules it again, so nobody may wait for it.

@@ -7,6 +7,12 @@
 //! be on and keeps every node some placement admits. Either way, after
 //! answering with a feasible node, record the incoming pod as in flight
 //! (next to the in-tree plugins, with the nodes it may go to).
+//!
+//! Members of one PodGroup are the exception to waiting: kube-scheduler
+//! binds none of them until the whole group is placed, so a member never
+//! waits for an earlier one (that binding comes only after its own
+//! placement); the enforcer treats them as next to the in-tree plugins
+//! does, with the nodes each may be on.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,15 +35,18 @@ impl Incoming {
     /// decision on `snapshot` that must not count them as absent: next to
     /// the in-tree plugins. None as the enforcer, which waited for them.
     pub fn placements(&self, snapshot: &Snapshot) -> Vec<InFlightPod> {
-        match self.role {
-            Role::NextToInTreePlugins => self.ledger.placements(snapshot, &self.pod),
-            Role::Enforcer => Vec::new(),
+        let mut all = self.ledger.placements(snapshot, &self.pod);
+        if self.role == Role::Enforcer {
+            all.retain(|p| self.pod.same_pod_group(&p.pod));
         }
+        all
     }
 
-    /// Whether [`Self::record`] keeps the nodes the pod may go to.
+    /// Whether [`Self::record`] keeps the nodes the pod may go to: next to
+    /// the in-tree plugins always; as the enforcer for PodGroup members,
+    /// whom the rest of their group counts that way.
     pub fn wants_candidates(&self) -> bool {
-        self.role == Role::NextToInTreePlugins
+        self.role == Role::NextToInTreePlugins || self.pod.pod_group().is_some()
     }
 
     /// The answer had a feasible node: the pod is in flight until bound,
@@ -80,9 +89,8 @@ pub async fn settle(state: &AppState, pod: &Arc<Pod>, verb: Verb) -> Option<Inco
         && let Ok(relation) = PodRelation::prepare(&snapshot, pod, &state.config.scheduling)
     {
         drop(snapshot);
-        let settled = ledger
-            .settle(&state.view, pod, &|other| relation.counts(other))
-            .await;
+        let counts = |other: &Pod| relation.counts(other) && !pod.same_pod_group(other);
+        let settled = ledger.settle(&state.view, pod, &counts).await;
         report(state, pod, settled);
     }
     Some(Incoming {

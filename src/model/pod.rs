@@ -55,6 +55,18 @@ pub struct PodSpec {
     pub preemption_policy: Option<String>,
     #[serde(default)]
     pub scheduler_name: String,
+    /// The PodGroup the pod belongs to (1.36+): kube-scheduler places its
+    /// members in one cycle and binds none until the whole group fits.
+    #[serde(default)]
+    pub scheduling_group: Option<SchedulingGroup>,
+}
+
+/// `spec.schedulingGroup`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchedulingGroup {
+    #[serde(default)]
+    pub pod_group_name: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
@@ -275,6 +287,23 @@ impl Pod {
 
     pub fn is_terminating(&self) -> bool {
         self.metadata.deletion_timestamp.is_some()
+    }
+
+    /// The name of the PodGroup the pod belongs to, if any.
+    pub fn pod_group(&self) -> Option<&str> {
+        self.spec
+            .scheduling_group
+            .as_ref()?
+            .pod_group_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+    }
+
+    /// Both pods belong to the same PodGroup (same namespace and name).
+    pub fn same_pod_group(&self, other: &Pod) -> bool {
+        self.pod_group()
+            .is_some_and(|g| other.pod_group() == Some(g))
+            && self.metadata.namespace == other.metadata.namespace
     }
 
     /// `spec.priority`, missing counting as 0 (the scheduler never consults
