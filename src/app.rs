@@ -348,7 +348,7 @@ impl ClusterSource {
             live.client(),
             Arc::clone(&state.view),
             Arc::clone(&state.config),
-            Arc::clone(&state.metrics),
+            Arc::clone(&state.metrics.deletion_cost),
             deployments,
         );
         (state, vec![AbortOnDrop(watch), AbortOnDrop(writer)])

@@ -43,7 +43,7 @@ use crate::wire::admission::{
     ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
     Review, ReviewEnvelope, Status,
 };
-use crate::wire::json_string;
+use crate::wire::lexer::json_string;
 
 /// `POST /admission/priority`.
 pub async fn priority(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {

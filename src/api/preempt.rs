@@ -30,7 +30,7 @@ use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Candidate, Preemptor, Victims, pick_one_node};
 use crate::server::metrics::Metrics;
 use crate::server::{ApiError, AppState};
-use crate::wire::json_string;
+use crate::wire::lexer::json_string;
 use crate::wire::preempt_args::{PreemptArgs, read_preempt_args};
 
 pub fn routes() -> Router<AppState> {

@@ -7,6 +7,7 @@
 //! /readyz not.
 
 mod api_config;
+mod failure;
 mod health;
 mod ingest;
 mod list_once;
@@ -25,6 +26,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 pub use self::api_config::{ApiConfig, LiveError, resolve_api_config};
+pub use self::failure::Failure;
 pub use self::list_once::list_once;
 pub use self::read_through::{ListRead, Read, ReadError, ReadThrough, ReadThroughMetrics};
 use self::store::Update;

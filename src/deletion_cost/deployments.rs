@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use super::refusals::Refusals;
 use super::workloads::DeploymentAnnotations;
+use crate::cluster::live::Failure;
 use crate::model::meta::{SCALE_IN, SCALE_IN_MAX};
 
 #[derive(Clone)]
@@ -90,18 +91,10 @@ fn keep_opt_in_only(d: &mut PartialObjectMeta<Deployment>) {
     }
 }
 
-/// Whether the API server answered the watch with an error other than
-/// 410 Gone (routine: the watch relists).
+/// Whether the API server answered the watch with an error (410 Gone is
+/// routine: the watch relists).
 fn refused(error: &watcher::Error) -> bool {
-    match error {
-        watcher::Error::InitialListFailed(e)
-        | watcher::Error::WatchStartFailed(e)
-        | watcher::Error::WatchFailed(e) => {
-            super::refused(e) && !matches!(e, kube::Error::Api(s) if s.code == 410)
-        }
-        watcher::Error::WatchError(status) => status.code != 410,
-        _ => false,
-    }
+    Failure::of_watch(error) == Failure::Refused
 }
 
 impl DeploymentAnnotations for Deployments {

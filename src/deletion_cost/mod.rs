@@ -30,8 +30,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::cluster::ClusterView;
+use crate::cluster::live::Failure;
 use crate::config::Config;
-use crate::server::metrics::Metrics;
 
 pub use self::deployments::Deployments;
 use self::lease::Elector;
@@ -44,7 +44,7 @@ pub fn start(
     client: kube::Client,
     view: Arc<ClusterView>,
     config: Arc<Config>,
-    metrics: Arc<Metrics>,
+    metrics: Arc<DeletionCostMetrics>,
     deployments: Deployments,
 ) -> JoinHandle<()> {
     tokio::spawn(run(client, view, config, metrics, deployments))
@@ -56,7 +56,7 @@ async fn run(
     client: kube::Client,
     view: Arc<ClusterView>,
     config: Arc<Config>,
-    metrics: Arc<Metrics>,
+    metrics: Arc<DeletionCostMetrics>,
     deployments: Deployments,
 ) {
     deployments.ready().await;
@@ -76,7 +76,7 @@ async fn run(
             elector,
             settings.interval(),
             &settings.lease_name,
-            &metrics.deletion_cost,
+            &metrics,
             publish,
         ),
         writer.run(&view, &config, &deployments),
@@ -84,8 +84,8 @@ async fn run(
 }
 
 /// Whether the API server answered with an error (a missing RBAC right, a
-/// refusal), as opposed to not answering: an outage is the live source's
-/// to report, once (docs/live-source.md).
+/// refusal, an undecodable answer), as opposed to not answering: an outage
+/// is the live source's to report, once (docs/live-source.md).
 pub(crate) fn refused(error: &kube::Error) -> bool {
-    matches!(error, kube::Error::Api(_))
+    Failure::of(error) == Failure::Refused
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::DeletionCostMetrics;
 use super::Deployments;
 use super::lease::Term;
 use super::metrics::{ResultLabel, WhatLabel};
@@ -15,11 +16,10 @@ use super::pending::Pending;
 use super::planning::{self, LastPlan};
 use crate::cluster::ClusterView;
 use crate::config::Config;
-use crate::server::metrics::Metrics;
 
 pub struct Writer {
     client: kube::Client,
-    metrics: Arc<Metrics>,
+    metrics: Arc<DeletionCostMetrics>,
     /// As the Lease loop publishes it.
     term: watch::Receiver<Option<Term>>,
     /// The term `pending` was filled in: another replica may have written
@@ -32,7 +32,7 @@ pub struct Writer {
 impl Writer {
     pub fn new(
         client: kube::Client,
-        metrics: Arc<Metrics>,
+        metrics: Arc<DeletionCostMetrics>,
         term: watch::Receiver<Option<Term>>,
     ) -> Self {
         Self {
@@ -87,7 +87,7 @@ impl Writer {
             .as_ref()
             .is_some_and(|p| p.stands(&snapshot, changes, now))
         {
-            let m = &self.metrics.deletion_cost;
+            let m = &self.metrics;
             self.last_plan = planning::plan(&snapshot, config, deployments, m, now).await;
         }
         let Some(last) = &self.last_plan else {
@@ -96,7 +96,7 @@ impl Writer {
         self.pending.forget_seen(&snapshot);
         let settings = &config.scale_in;
         let pace = Duration::from_secs_f64(1.0 / f64::from(settings.patches_per_second));
-        let m = &self.metrics.deletion_cost;
+        let m = &self.metrics;
         let todo: Vec<_> = last
             .todo
             .iter()

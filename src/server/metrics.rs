@@ -2,6 +2,7 @@
 //! gauges are read from the [`ClusterView`] at scrape time so sources need
 //! not know about Prometheus.
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -88,7 +89,7 @@ pub struct Metrics {
     /// Names in preempt requests the view did not know, by what they name.
     preempt_unknown: Family<WhatLabel, Counter>,
     /// The deletion-cost writer (docs/scale-in-controller.md).
-    pub deletion_cost: DeletionCostMetrics,
+    pub deletion_cost: Arc<DeletionCostMetrics>,
     /// Reads from the API server of what the view had not shown yet.
     pub read_through: ReadThroughMetrics,
 }
@@ -129,7 +130,7 @@ impl Metrics {
         let tls_reload_failures = Counter::default();
         let preempt_unknown = Family::<WhatLabel, Counter>::default();
         let bindings_refused = Counter::default();
-        let deletion_cost = DeletionCostMetrics::default();
+        let deletion_cost = Arc::new(DeletionCostMetrics::default());
         deletion_cost.register(&mut registry);
         let read_through = ReadThroughMetrics::default();
         read_through.register(&mut registry);

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use serde::de::IgnoredAny;
 
 use super::extender::{ExtenderArgs, Names, NodeList, NodeName};
-use super::json_scan::Scan;
+use super::lexer::json_scan::Scan;
 
 mod items;
 mod plain_names;

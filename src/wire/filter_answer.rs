@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 
 use super::extender::{ExtenderFilterResult, FailedNodes, NodeListOut};
-use super::json_string::{needs_escape, write_quoted, write_str};
+use super::lexer::json_string::{needs_escape, write_quoted, write_str};
 
 impl ExtenderFilterResult<'_> {
     /// The JSON answer in one buffer ([`Self::to_json_chunks`] joined).

@@ -6,19 +6,14 @@
 //!
 //! This layer knows `model` only: the handlers in `api` turn policy
 //! verdicts into these shapes. Inside it the arrows run one way: the
-//! readers and writers use the shapes, and the JSON helpers
-//! (`json_extent`, `json_scan`, `json_string`, `validated_walk`, `any_case`) use nothing of
-//! it.
+//! readers and writers use the shapes, and the JSON lexer (`lexer`) uses
+//! nothing of it.
 
 pub mod admission;
-pub(crate) mod any_case;
 pub mod binding;
 pub mod extender;
 pub mod extender_read;
 mod filter_answer;
-mod json_extent;
-mod json_scan;
-pub(crate) mod json_string;
+pub(crate) mod lexer;
 pub mod preempt_args;
 pub(crate) mod prioritize_answer;
-mod validated_walk;

@@ -11,9 +11,9 @@ use foldhash::HashMap;
 
 use serde_json::value::RawValue;
 
-use super::any_case::{AnyCase, field_of};
-use super::json_scan::Scan;
-use super::validated_walk;
+use super::lexer::any_case::{AnyCase, field_of};
+use super::lexer::json_scan::Scan;
+use super::lexer::validated_walk;
 use crate::model::Pod;
 use crate::model::shared::unpooled;
 

@@ -6,7 +6,7 @@
 //! bytes are exactly the derived encoding's (a property test checks).
 
 use super::extender::HostPriority;
-use super::json_string::write_str;
+use super::lexer::json_string::write_str;
 
 /// `[{"Host":"..","Score":n},..]`.
 pub fn host_priorities_json(list: &[HostPriority]) -> Result<Vec<u8>, serde_json::Error> {

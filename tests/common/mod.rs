@@ -350,33 +350,6 @@ pub fn anonymous_client(ca_pem: &str, addr: SocketAddr) -> reqwest::ClientBuilde
         .timeout(PATIENCE)
 }
 
-/// `serve` args for live mode against the API server of `kubeconfig`: a
-/// localhost certificate from `ca` and, with `config`, a `--config` YAML,
-/// both written into `dir`.
-pub fn live_serve_args(
-    ca: &TestCa,
-    dir: &Path,
-    kubeconfig: &Path,
-    config: Option<&str>,
-) -> Vec<String> {
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir);
-    let path = |p: &Path| p.to_str().unwrap().to_string();
-    let mut args = vec![
-        "--tls-cert".to_string(),
-        path(&cert),
-        "--tls-key".to_string(),
-        path(&key),
-        "--kubeconfig".to_string(),
-        path(kubeconfig),
-    ];
-    if let Some(config) = config {
-        let file = dir.join("config.yaml");
-        std::fs::write(&file, config).unwrap();
-        args.extend(["--config".to_string(), path(&file)]);
-    }
-    args
-}
-
 /// The body of a GET of `url` as text; panics on any failure.
 pub async fn get_text(client: &reqwest::Client, url: &str) -> String {
     client.get(url).send().await.unwrap().text().await.unwrap()

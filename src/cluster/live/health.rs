@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use super::watch::Failure;
+use super::failure::Failure;
 use crate::cluster::Kind;
 
 /// Failures that start an outage within this window are named together

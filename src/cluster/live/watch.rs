@@ -16,6 +16,7 @@ use kube::core::ApiResource;
 use kube::runtime::watcher;
 use tokio::sync::{Notify, mpsc};
 
+use super::failure::Failure;
 use super::ingest::{Ingested, LeanObject};
 use super::store::{KindEvent, Update};
 use crate::cluster::Kind;
@@ -31,35 +32,6 @@ pub enum Report {
         error: String,
         retry_in: Duration,
     },
-}
-
-/// Why a watch ended, which decides how loudly it is logged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// 410 Gone: the watch fell behind the server's history; routine.
-    Expired,
-    /// No answer: connection refused, reset or timed out, TLS failed.
-    Unreachable,
-    /// The server answered with an error (500, 403, an undecodable object).
-    Refused,
-}
-
-impl Failure {
-    fn of(error: &watcher::Error) -> Self {
-        match error {
-            watcher::Error::WatchError(status) if status.code == 410 => Self::Expired,
-            watcher::Error::InitialListFailed(e)
-            | watcher::Error::WatchStartFailed(e)
-            | watcher::Error::WatchFailed(e) => match e {
-                kube::Error::HyperError(_)
-                | kube::Error::Service(_)
-                | kube::Error::ReadEvents(_) => Self::Unreachable,
-                kube::Error::Api(status) if status.code == 410 => Self::Expired,
-                _ => Self::Refused,
-            },
-            _ => Self::Refused,
-        }
-    }
 }
 
 /// The error and its sources, each said once ("client error (Connect)"
@@ -113,7 +85,7 @@ pub async fn run<T: LeanObject>(
         let (failure, error) = loop {
             let event = match stream.next().await {
                 Some(Ok(e)) => e,
-                Some(Err(e)) => break (Failure::of(&e), describe(&e)),
+                Some(Err(e)) => break (Failure::of_watch(&e), describe(&e)),
                 // kube's watcher never ends; if it did, relisting is safe.
                 None => break (Failure::Expired, "watch stream ended".to_string()),
             };
@@ -171,41 +143,6 @@ mod tests {
         assert_eq!(full, BACKOFF_MAX);
         let first = relist_delays().next().unwrap();
         assert!(first >= BACKOFF_FIRST / 2 && first <= BACKOFF_FIRST);
-    }
-
-    #[test]
-    fn failures_are_told_apart_by_whether_the_server_answered() {
-        use kube::core::Status;
-        let status = |code| Status::failure("m", "r").with_code(code).boxed();
-        let refused = || -> Box<dyn std::error::Error + Send + Sync> {
-            Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
-        };
-        let cases = [
-            (watcher::Error::WatchError(status(410)), Failure::Expired),
-            (
-                watcher::Error::InitialListFailed(kube::Error::Api(status(410))),
-                Failure::Expired,
-            ),
-            (
-                watcher::Error::WatchStartFailed(kube::Error::Service(refused())),
-                Failure::Unreachable,
-            ),
-            (
-                watcher::Error::WatchFailed(kube::Error::ReadEvents(std::io::Error::other(
-                    "peer closed connection without sending TLS close_notify",
-                ))),
-                Failure::Unreachable,
-            ),
-            (
-                watcher::Error::InitialListFailed(kube::Error::Api(status(500))),
-                Failure::Refused,
-            ),
-            (watcher::Error::WatchError(status(403)), Failure::Refused),
-            (watcher::Error::NoResourceVersion, Failure::Refused),
-        ];
-        for (error, want) in cases {
-            assert_eq!(Failure::of(&error), want, "{error}");
-        }
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use super::super::json_scan::Scan;
+use super::super::lexer::json_scan::Scan;
 use crate::model::recent_nodes::Starts;
 use crate::model::{Node, RecentNodes};
 use crate::wire::extender::{RawNode, decode_nodes};

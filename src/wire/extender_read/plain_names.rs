@@ -17,7 +17,7 @@
 use crate::parallel;
 
 use super::super::extender::NodeName;
-use super::super::json_extent::{next_quote, skip_space};
+use super::super::lexer::json_extent::{next_quote, skip_space};
 
 /// Arrays with this much text after their start or more are walked in two
 /// halves when a helper polls: about 2,000 names, where the check splits.

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::NamedNodes;
-use crate::wire::json_extent::{next_quote, skip_space};
+use crate::wire::lexer::json_extent::{next_quote, skip_space};
 
 /// The map whose `{` is at `text[at]` (or `null` there: no nodes) and the
 /// place just past it; `None` when it is not such a map.

@@ -10,22 +10,22 @@ use super::json_extent;
 /// A cursor over JSON text that knows where values begin and end and
 /// checks the punctuation between them; what is inside a value is left to
 /// serde_json.
-pub(super) struct Scan<'a> {
-    pub(super) text: &'a [u8],
-    pub(super) at: usize,
+pub(in crate::wire) struct Scan<'a> {
+    pub(in crate::wire) text: &'a [u8],
+    pub(in crate::wire) at: usize,
 }
 
 impl<'a> Scan<'a> {
-    pub(super) fn new(text: &'a [u8]) -> Self {
+    pub(in crate::wire) fn new(text: &'a [u8]) -> Self {
         Self { text, at: 0 }
     }
 
-    pub(super) fn skip_space(&mut self) {
+    pub(in crate::wire) fn skip_space(&mut self) {
         self.at = json_extent::skip_space(self.text, self.at);
     }
 
     /// The next byte after any whitespace, consumed.
-    pub(super) fn next_byte(&mut self) -> Option<u8> {
+    pub(in crate::wire) fn next_byte(&mut self) -> Option<u8> {
         self.skip_space();
         let byte = *self.text.get(self.at)?;
         self.at += 1;
@@ -34,7 +34,7 @@ impl<'a> Scan<'a> {
 
     /// `{ "key": value, ... }`: `member` gets each key (unescaped) with
     /// the cursor on its value, and must move past that value.
-    pub(super) fn object(
+    pub(in crate::wire) fn object(
         &mut self,
         mut member: impl FnMut(&str, &mut Self) -> Option<()>,
     ) -> Option<()> {
@@ -61,7 +61,7 @@ impl<'a> Scan<'a> {
 
     /// Whether the value here is `null` (then passed); `None` for a value
     /// that starts as a literal but is not one.
-    pub(super) fn null(&mut self) -> Option<bool> {
+    pub(in crate::wire) fn null(&mut self) -> Option<bool> {
         self.skip_space();
         if !matches!(self.text.get(self.at), Some(b'n')) {
             return Some(false);
@@ -70,13 +70,13 @@ impl<'a> Scan<'a> {
     }
 
     /// Only whitespace is left.
-    pub(super) fn end(&mut self) -> Option<()> {
+    pub(in crate::wire) fn end(&mut self) -> Option<()> {
         self.skip_space();
         (self.at == self.text.len()).then_some(())
     }
 
     /// The next `len` bytes, passed.
-    pub(super) fn take(&mut self, len: usize) -> &'a [u8] {
+    pub(in crate::wire) fn take(&mut self, len: usize) -> &'a [u8] {
         let start = self.at;
         self.at += len;
         &self.text[start..self.at]
@@ -84,7 +84,7 @@ impl<'a> Scan<'a> {
 
     /// The text of the value that starts here (see
     /// [`json_extent::value_end`]).
-    pub(super) fn value(&mut self) -> Option<&'a [u8]> {
+    pub(in crate::wire) fn value(&mut self) -> Option<&'a [u8]> {
         self.skip_space();
         let start = self.at;
         self.at = json_extent::value_end(self.text, start)?;

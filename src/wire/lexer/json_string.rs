@@ -25,7 +25,7 @@ fn escaped_bytes(word: u64) -> u64 {
 
 /// Whether JSON needs any byte of `bytes` escaped. Eight bytes at a time
 /// without early exit, the last few padded with spaces.
-pub(super) fn needs_escape(bytes: &[u8]) -> bool {
+pub(in crate::wire) fn needs_escape(bytes: &[u8]) -> bool {
     let (words, tail) = bytes.as_chunks::<8>();
     let mut last = [b' '; 8];
     last[..tail.len()].copy_from_slice(tail);
@@ -48,7 +48,7 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Er
 }
 
 /// `s` between quotes, as it is (the caller knows it needs no escaping).
-pub(super) fn write_quoted(out: &mut Vec<u8>, s: &str) {
+pub(in crate::wire) fn write_quoted(out: &mut Vec<u8>, s: &str) {
     out.reserve(s.len() + 2);
     out.push(b'"');
     out.extend_from_slice(s.as_bytes());
