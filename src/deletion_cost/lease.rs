@@ -236,12 +236,11 @@ impl<A: LeaseApi, C: Fn() -> Instant> Elector<A, C> {
 }
 
 /// This replica's name in the Lease: the pod name (`HOSTNAME` in a pod)
-/// and a random suffix, so a restarted pod is a new holder.
+/// and a random UUID, so a restarted pod is a new holder (kube-scheduler's
+/// and kube-controller-manager's `hostname_uuid` form).
 pub fn identity() -> String {
-    use std::hash::BuildHasher;
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "kube-arbiter".into());
-    let suffix = std::collections::hash_map::RandomState::new().hash_one(std::process::id());
-    format!("{host}_{:08x}", suffix as u32)
+    format!("{host}_{}", uuid::Uuid::new_v4())
 }
 
 #[cfg(test)]

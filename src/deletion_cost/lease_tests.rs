@@ -268,3 +268,12 @@ async fn a_refused_renewal_keeps_the_term_until_its_deadline() {
         "the next try must end within what is left of the term"
     );
 }
+
+#[test]
+fn each_start_is_a_new_holder_named_after_its_pod() {
+    let (a, b) = (identity(), identity());
+    assert_ne!(a, b);
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "kube-arbiter".into());
+    let suffix = a.strip_prefix(&format!("{host}_")).unwrap();
+    assert!(uuid::Uuid::parse_str(suffix).is_ok(), "{a}");
+}
