@@ -21,7 +21,8 @@ pub mod serving_allocator;
 /// (cargo feature `synth`, see docs/design.md §3.3).
 #[cfg(feature = "synth")]
 pub mod synth;
-/// Builders for the objects unit tests need (test builds only).
-#[cfg(test)]
+/// Builders for the objects tests need (unit tests, and integration tests
+/// through the cargo feature `testing`; see docs/design.md §3.3).
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod wire;

@@ -15,33 +15,34 @@ use kube_arbiter::cluster::{CandidateNodes, ClusterObjects, InFlightPod, NodeIdx
 use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::filter::PodFilters;
+use kube_arbiter::testing::{make_node, make_pod};
 
 const HOST: &str = "kubernetes.io/hostname";
 const ZONE: &str = "zone";
 
 /// Node `i` in zone `zone` (none: no zone label).
 fn node(i: usize, zone: Option<u8>) -> Node {
-    let mut labels = json!({HOST: format!("n{i}")});
-    if let Some(z) = zone {
-        labels[ZONE] = json!(format!("z{z}"));
+    let node = make_node(&format!("n{i}")).hostname();
+    match zone {
+        Some(z) => node.label(ZONE, &format!("z{z}")).obj(),
+        None => node.obj(),
     }
-    serde_json::from_value(json!({"metadata": {"name": format!("n{i}"), "labels": labels}}))
-        .unwrap()
 }
 
 /// One of two apps; a pod of app 0 may carry anti-affinity to app 0 per
 /// host (the existing pods' terms against the incoming pod).
 fn pod(name: &str, node: &str, app: u8, anti: bool) -> Pod {
-    let mut spec = json!({"nodeName": node});
-    if anti {
-        spec["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {"app": "a0"}}, "topologyKey": HOST}]}});
-    }
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"),
-                     "labels": {"app": format!("a{app}")}},
-        "spec": spec}))
-    .unwrap()
+    let pod = make_pod("ns", name)
+        .uid(&format!("uid-{name}"))
+        .label("app", &format!("a{app}"))
+        .node(node);
+    let pod = match anti {
+        true => pod.required_anti_affinity(
+            json!({"labelSelector": {"matchLabels": {"app": "a0"}}, "topologyKey": HOST}),
+        ),
+        false => pod,
+    };
+    pod.obj()
 }
 
 fn key(zone: bool) -> &'static str {

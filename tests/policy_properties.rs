@@ -18,17 +18,20 @@ use kube_arbiter::policy::filter::PodFilters;
 use kube_arbiter::policy::preemption::Preemptor;
 use kube_arbiter::policy::resources::NodeResources;
 use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
+use kube_arbiter::testing::{make_node, make_pod};
 
 fn now() -> Timestamp {
     "2024-06-01T00:00:00Z".parse().unwrap()
 }
 
 fn node(name: &str, zone: &str, cpu: i64, mem: i64, pods: i64) -> Node {
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "zone": zone}},
-        "status": {"allocatable": {"cpu": format!("{cpu}m"), "memory": mem.to_string(), "pods": pods.to_string()}}
-    }))
-    .unwrap()
+    let mut node = make_node(name)
+        .hostname()
+        .label("zone", zone)
+        .capacity(cpu, mem)
+        .json();
+    node["status"]["allocatable"]["pods"] = json!(pods.to_string());
+    serde_json::from_value(node).unwrap()
 }
 
 /// (priority, cpu m, memory, start offset or none)
@@ -40,13 +43,15 @@ fn pod(name: &str, node: &str, (priority, cpu, mem, start): PodSpec) -> Pod {
             .unwrap()
             .to_string()
     });
-    serde_json::from_value(json!({
-        "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"), "labels": {"app": "x"}},
-        "spec": {"nodeName": node, "priority": priority,
-                 "containers": [{"name": "c", "resources": {"requests": {"cpu": format!("{cpu}m"), "memory": mem.to_string()}}}]},
-        "status": {"phase": "Running", "startTime": start}
-    }))
-    .unwrap()
+    make_pod("ns", name)
+        .uid(&format!("uid-{name}"))
+        .label("app", "x")
+        .node(node)
+        .priority(priority)
+        .req(cpu, mem)
+        .phase("Running")
+        .start(start.as_deref())
+        .obj()
 }
 
 fn pod_spec() -> impl Strategy<Value = PodSpec> {
