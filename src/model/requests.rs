@@ -142,7 +142,10 @@ impl Source<'_> {
         let Source::Status { pod, infeasible } = *self else {
             return spec();
         };
-        let Some(actual) = status_of(pod, &c.name).and_then(|s| s.resources.as_ref()) else {
+        let Some(status) = status_of(pod, &c.name) else {
+            return spec();
+        };
+        let Some(actual) = &status.resources else {
             return spec();
         };
         let mut r = if infeasible {
@@ -151,10 +154,7 @@ impl Source<'_> {
             spec()
         };
         r.max_with(&Requests::from_list(&actual.requests));
-        let allocated = status_of(pod, &c.name).map(|s| &s.allocated_resources);
-        r.max_with(&Requests::from_list(
-            allocated.unwrap_or(&ResourceList::new()),
-        ));
+        r.max_with(&Requests::from_list(&status.allocated_resources));
         r
     }
 }
