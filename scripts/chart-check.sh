@@ -42,6 +42,8 @@ refused() { # MESSAGE FLAGS...: helm template must fail, saying MESSAGE
 refused "/config/scheduling/role" --set config.scheduling.role=enforcing
 refused "/certificates/mode" --set certificates.mode=manual
 refused "/config/server" --set config.server.unknownKey=1
+refused "/config/scheduling/extra/kubernetesVersion" --set-string config.scheduling.extra.kubernetesVersion=1.32
+refused "/config/scheduling/extra/featureGates" --set config.scheduling.extra.featureGates.SomeGate=true
 refused "/webhook/url" --set webhook.url=http://127.0.0.1:8443
 refused "schedulerConfigFile is for the default scheduler" \
     --set schedulerConfigFile=true --set secondScheduler.enabled=true

@@ -180,6 +180,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
         Some(path) => Config::load(path).map_err(|e| RunError::Config(e.to_string()))?,
         None => Config::default(),
     };
+    config.scheduling.upstream().follow();
     let access = access_rules(&args)?;
     tls::install_crypto_provider();
     let runtime = tokio::runtime::Runtime::new()

@@ -9,10 +9,12 @@ use serde::Deserialize;
 pub mod preemption;
 pub mod scale_in;
 pub mod scheduling;
+pub mod upstream;
 
 pub use preemption::{PreemptionAnswer, PreemptionSettings};
 pub use scale_in::ScaleInSettings;
 pub use scheduling::{Role, SchedulingSettings};
+pub use upstream::Upstream;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]

@@ -108,7 +108,7 @@ async fn a_pending_pod_by_name_gets_reasons_a_summary_and_where_preemption_helps
     }
     assert_eq!(
         got["summary"],
-        "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, \
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), \
          2 node(s) didn't match pod anti-affinity rules."
     );
     assert_eq!(

@@ -81,12 +81,12 @@ async fn a_pending_pod_is_explained_from_the_api_server() {
     assert_eq!(lines[0], "pod shop/api: 0 of 3 nodes feasible", "{stdout}");
     assert!(
         lines.iter().any(|l| l.starts_with("n3 ")
-            && l.ends_with("node(s) had untolerated taint {dedicated: gpu}")),
+            && l.ends_with("node(s) had untolerated taint(s) (dedicated=gpu:NoSchedule)")),
         "{stdout}"
     );
     assert!(
         lines.contains(
-            &"0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, \
+            &"0/3 nodes are available: 1 node(s) had untolerated taint(s), \
               2 node(s) didn't match pod anti-affinity rules."
         ),
         "{stdout}"

@@ -11,9 +11,9 @@ mod real;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use real::cluster::{
     self, create_deployment, deployment, deployment_object, hard_spread, nodes,
     required_anti_affinity, wait_bound,
@@ -570,6 +570,47 @@ async fn v1_37_fit_predicts_where_anti_affinity_stops_a_workload() {
         .filter_map(|p| p.spec?.node_name)
         .collect();
     assert_eq!(cluster::per_zone(&bound), predicted_zones(&predicted));
+}
+
+/// A node tainted for GPUs and two 4-CPU nodes: 5 replicas of 1500m, 4
+/// bind and the fifth stays pending. kube-scheduler 1.37's FailedScheduling
+/// message words the taint as fit predicts it, "node(s) had untolerated
+/// taint(s)" without the taint (TaintToleration.Filter since 1.34.2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn v1_37_fit_words_an_untolerated_taint_as_kube_scheduler_does() {
+    let (plane, _arbiter) = cluster_with("fit-taint", Setup::new(Role::NextToInTreePlugins)).await;
+    let client = plane.admin.clone();
+    let names = nodes(&client, &["za", "zb", "zc"], 1).await;
+    let taint =
+        json!({"spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}});
+    Api::<Node>::all(client.clone())
+        .patch(&names[2], &PatchParams::default(), &Patch::Merge(&taint))
+        .await
+        .unwrap();
+    let mut spec = json!({});
+    spec["containers"] = pause_requesting("1500m");
+    let object = deployment_object(NS, "web", 5, spec);
+    let predicted = fit_before_applying(&plane, &object).await;
+    let failure = &predicted["firstUnschedulable"];
+    assert_eq!(
+        failure["summary"],
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.",
+        "{predicted}"
+    );
+
+    create_deployment(&client, object).await;
+    wait_bound(&client, NS, "web", 4).await;
+    let message = cluster::wait_failed_scheduling(&client, NS, "nodes are available").await;
+    assert_eq!(
+        message,
+        format!(
+            "{} {}",
+            failure["summary"].as_str().unwrap(),
+            failure["preemption"].as_str().unwrap()
+        ),
+        "fit's reasons are kube-scheduler's"
+    );
 }
 
 /// fit says which pods preemption will evict for a high-priority

@@ -17,11 +17,17 @@
 //!   # (also every extender's managedResources with ignoredByScheduler)
 //!   ignoredResources: [example.com/vgpu-mem]
 //!   ignoredResourceGroups: [hami.io]
+//!   # the upstream minor followed where behaviour changed, and the
+//!   # alpha gates mirrored (src/config/upstream.rs)
+//!   kubernetesVersion: "1.37"
+//!   featureGates: {TaintTolerationComparisonOperators: false}
 //! ```
 
 use serde::Deserialize;
 
 use crate::model::pod::TopologySpreadConstraint;
+
+use super::upstream::{self, FeatureGates, Minor, Upstream};
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
@@ -39,6 +45,11 @@ pub struct SchedulingSettings {
     /// Extended resource prefixes (`example.com` for `example.com/*`) the
     /// fit check does not look at (`ignoredResourceGroups`).
     pub ignored_resource_groups: Vec<String>,
+    /// The Kubernetes minor whose kube-scheduler kube-arbiter follows where
+    /// behaviour changed (docs/versions.md); the newest by default.
+    pub kubernetes_version: Minor,
+    /// Alpha feature gates mirrored from kube-scheduler, by upstream name.
+    pub feature_gates: FeatureGates,
 }
 
 /// Who else enforces node affinity, inter-pod (anti-)affinity and topology
@@ -160,7 +171,13 @@ impl SchedulingSettings {
             ));
         }
         self.validate_ignored_resources()?;
+        upstream::validate_gates(self.kubernetes_version, &self.feature_gates)?;
         self.default_spread_constraints.validate()
+    }
+
+    /// The upstream behaviour these settings select.
+    pub fn upstream(&self) -> Upstream {
+        upstream::selected(self.kubernetes_version, &self.feature_gates)
     }
 
     /// Upstream `ValidateNodeResourcesFitArgs`: names must be label-name

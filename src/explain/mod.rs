@@ -23,10 +23,11 @@ use serde::Serialize;
 use crate::cluster::{NodeIdx, PodChange, Snapshot};
 use crate::config::Config;
 use crate::model::Pod;
+use crate::model::node::untolerated_taint;
 use crate::model::requests::pod_requests;
 use crate::policy::Code;
 use crate::policy::domains::NodeAt;
-use crate::policy::filter::PodFilters;
+use crate::policy::filter::{PodFilters, UNTOLERATED_TAINT_REASON};
 use crate::policy::prioritize::{NodeScores, prioritize};
 use crate::policy::resources::{NodeResources, without_ignored};
 
@@ -67,6 +68,10 @@ pub struct NodeExplanation {
     pub result: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The untolerated taint, `key=value:effect`, when `reason` is
+    /// TaintToleration's (which does not name it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taint: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scores: Option<Scores>,
 }
@@ -122,6 +127,17 @@ pub fn explain_unseen(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explan
     e
 }
 
+/// The taint a row failed on, `key=value:effect` as kubectl writes it:
+/// upstream's reason (and so `FailedNodes`) no longer names it since
+/// 1.34.2, and people want to know which one.
+fn untolerated_taint_named(reason: &str, node: &crate::model::Node, pod: &Pod) -> Option<String> {
+    if reason != UNTOLERATED_TAINT_REASON {
+        return None;
+    }
+    let t = untolerated_taint(&node.spec.taints, &pod.spec.tolerations)?;
+    Some(format!("{}={}:{}", t.key, t.value, t.effect))
+}
+
 /// Judge every node of the snapshot for `pod` (one pass); score the
 /// feasible ones; when none is feasible, try preemption on the nodes whose
 /// failure eviction might fix.
@@ -168,9 +184,13 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
                 (result, Some(f.reason.to_string()))
             }
         };
+        let taint = reason
+            .as_deref()
+            .and_then(|r| untolerated_taint_named(r, &info.node, pod));
         nodes.push(NodeExplanation {
             node: info.node.name().to_string(),
             result,
+            taint,
             reason,
             scores: None,
         });
@@ -257,8 +277,9 @@ mod tests {
         assert_eq!(n3.result, "UnschedulableAndUnresolvable");
         assert_eq!(
             n3.reason.as_deref(),
-            Some("node(s) had untolerated taint {dedicated: gpu}")
+            Some("node(s) had untolerated taint(s)")
         );
+        assert_eq!(n3.taint.as_deref(), Some("dedicated=gpu:NoSchedule"));
         let n2 = e.nodes.iter().find(|n| n.node == "n2").unwrap();
         let scores = n2.scores.as_ref().unwrap();
         assert_eq!(
@@ -282,7 +303,7 @@ mod tests {
         let col = lines[2].find("SCORE").unwrap();
         assert_eq!(&lines[3][col..col + 2], "10", "{table}");
         assert!(
-            lines[5].ends_with("node(s) had untolerated taint {dedicated: gpu}"),
+            lines[5].ends_with("node(s) had untolerated taint(s) (dedicated=gpu:NoSchedule)"),
             "{table}"
         );
     }
@@ -295,6 +316,9 @@ mod tests {
         assert_eq!(v["pod"], "shop/web-2");
         assert_eq!(v["nodes"][1]["scores"]["podTopologySpread"], 100);
         assert_eq!(v["nodes"][2]["result"], "UnschedulableAndUnresolvable");
+        assert_eq!(v["nodes"][2]["reason"], "node(s) had untolerated taint(s)");
+        assert_eq!(v["nodes"][2]["taint"], "dedicated=gpu:NoSchedule");
+        assert!(v["nodes"][1].get("taint").is_none());
     }
 
     #[test]
@@ -337,7 +361,7 @@ mod tests {
         let e = explain(&s, &pod, &Config::default());
         assert_eq!(
             e.summary,
-            "2/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}."
+            "2/3 nodes are available: 1 node(s) had untolerated taint(s)."
         );
         assert!(e.preemption.is_none(), "the pod fits somewhere");
         let table = render_table(&e);

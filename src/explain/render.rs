@@ -42,7 +42,10 @@ pub fn render_table(e: &Explanation) -> String {
                 cell(s.and_then(|s| s.inter_pod_affinity)),
                 cell(s.and_then(|s| s.pod_topology_spread)),
                 cell(s.map(|s| s.total)),
-                n.reason.clone().unwrap_or_default(),
+                match (&n.reason, &n.taint) {
+                    (Some(reason), Some(taint)) => format!("{reason} ({taint})"),
+                    (reason, _) => reason.clone().unwrap_or_default(),
+                },
             ]
         })
         .collect();

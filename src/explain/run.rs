@@ -53,6 +53,7 @@ pub fn run_explain(
         Some(path) => Config::load(path).map_err(|e| ExplainError::Config(format!("{e:#}")))?,
         None => Config::default(),
     };
+    config.scheduling.upstream().follow();
     let e = match target {
         Target::File {
             cluster_state,

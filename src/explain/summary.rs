@@ -143,6 +143,7 @@ mod tests {
                 "node(s) didn't match pod affinity rules",
             ),
             (
+                // 1.33's text names the taint itself.
                 "node(s) had untolerated taint {dedicated: gpu}",
                 "node(s) had untolerated taint {dedicated: gpu}",
             ),

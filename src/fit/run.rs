@@ -63,6 +63,7 @@ pub fn run_fit(
         Some(path) => Config::load(path).map_err(|e| FitError::Input(format!("{e:#}")))?,
         None => Config::default(),
     };
+    config.scheduling.upstream().follow();
     let (snapshot, mut workload, options) = match source {
         Source::Manifest {
             cluster_state,

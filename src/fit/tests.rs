@@ -173,7 +173,7 @@ fn a_replica_that_fits_nowhere_is_explained_as_failed_scheduling() {
     assert_eq!(u.replica, 1);
     assert_eq!(
         u.summary,
-        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}."
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s)."
     );
     assert_eq!(u.nodes.len(), 2);
     assert_eq!(

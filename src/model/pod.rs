@@ -230,6 +230,14 @@ pub struct PodStatus {
     pub container_statuses: Vec<ContainerStatus>,
     #[serde(default, deserialize_with = "compact_list")]
     pub init_container_statuses: Vec<ContainerStatus>,
+    /// What the pod as a whole runs with now (pod-level in-place resize,
+    /// on by default since 1.36): the kubelet's totals over its containers.
+    #[serde(default)]
+    pub resources: Option<ResourceRequirements>,
+    /// What the kubelet has admitted for the pod as a whole (pod-level
+    /// in-place resize).
+    #[serde(default, deserialize_with = "resource_list")]
+    pub allocated_resources: ResourceList,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

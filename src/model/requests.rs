@@ -7,14 +7,19 @@
 //! added last.
 //!
 //! A pod already on a node counts what in-place resize says it holds
-//! (`UseStatusResources`, which kube-scheduler turns on with
-//! InPlacePodVerticalScaling, on by default since 1.33): per container, the
-//! larger of the spec, `status.containerStatuses[].resources.requests` and
-//! `allocatedResources`, without the spec when the resize is Infeasible.
+//! (`UseStatusResources`, on by default since 1.33), by the rule of the
+//! release kube-arbiter follows (`scheduling.kubernetesVersion`): from 1.37
+//! the largest of the spec, allocated and actuated sums over the pod
+//! (pod-level `status.resources` and `allocatedResources` when reported),
+//! before it per container the larger of the spec,
+//! `status.containerStatuses[].resources.requests` and
+//! `allocatedResources`; an Infeasible resize leaves the spec out.
 //! The pod being scheduled counts its spec only.
 //!
 //! A model concern, not a policy: the snapshot keeps each bound pod's
 //! requests next to it, and the fit and preemption policies compare them.
+
+use crate::config::Upstream;
 
 use super::Pod;
 use super::pod::{Container, ContainerStatus};
@@ -119,35 +124,25 @@ impl Requests {
     }
 }
 
-/// How a container's requests are read: from the spec alone (the pod
-/// being scheduled), or with what an in-place resize reports (a pod on a
-/// node).
+/// How a container's requests are read under the 1.33-1.36 rule: from the
+/// spec alone (the pod being scheduled), or with what an in-place resize
+/// reports (a pod on a node).
 #[derive(Clone, Copy)]
 enum Source<'p> {
     Spec,
     Status { pod: &'p Pod, infeasible: bool },
 }
 
-impl<'p> Source<'p> {
-    fn status_of(&self, name: &str) -> Option<(&'p ContainerStatus, bool)> {
-        let Source::Status { pod, infeasible } = *self else {
-            return None;
-        };
-        let status = pod
-            .status
-            .container_statuses
-            .iter()
-            .chain(&pod.status.init_container_statuses)
-            .find(|s| s.name == name)?;
-        Some((status, infeasible))
-    }
-
-    /// Upstream `determineContainerReqs` (1.33-1.34): once the kubelet
+impl Source<'_> {
+    /// Upstream `determineContainerReqs` (1.33-1.36): once the kubelet
     /// reports the container's resources, the larger of spec, actual and
     /// allocated per resource; an Infeasible resize leaves the spec out.
     fn requests(&self, c: &Container) -> Requests {
         let spec = || Requests::from_list(&c.resources.requests);
-        let Some((status, infeasible)) = self.status_of(&c.name) else {
+        let Source::Status { pod, infeasible } = *self else {
+            return spec();
+        };
+        let Some(status) = status_of(pod, &c.name) else {
             return spec();
         };
         let Some(actual) = &status.resources else {
@@ -164,6 +159,15 @@ impl<'p> Source<'p> {
     }
 }
 
+/// Upstream `findContainerStatus`: regular containers' statuses first.
+fn status_of<'p>(pod: &'p Pod, name: &str) -> Option<&'p ContainerStatus> {
+    pod.status
+        .container_statuses
+        .iter()
+        .chain(&pod.status.init_container_statuses)
+        .find(|s| s.name == name)
+}
+
 fn is_sidecar(c: &Container) -> bool {
     c.restart_policy.as_deref() == Some("Always")
 }
@@ -176,8 +180,18 @@ pub fn pod_requests(pod: &Pod) -> Requests {
 
 /// What a pod already on a node (or nominated to it) holds there, as the
 /// scheduler's NodeInfo counts it (upstream `calculateResource` with
-/// `UseStatusResources`): an in-place resize's reported resources count.
+/// `UseStatusResources`), under the rule of the release kube-arbiter
+/// follows (`scheduling.kubernetesVersion`).
 pub fn assigned_pod_requests(pod: &Pod) -> Requests {
+    assigned_pod_requests_as(pod, Upstream::followed())
+}
+
+/// [`assigned_pod_requests`] under `upstream`'s rule: from 1.37 the
+/// maximum of the sums, before it the sum of per-container maxima.
+pub fn assigned_pod_requests_as(pod: &Pod, upstream: Upstream) -> Requests {
+    if upstream.at_least(37) {
+        return max_of_sums(pod);
+    }
     requests_from(
         pod,
         Source::Status {
@@ -187,39 +201,149 @@ pub fn assigned_pod_requests(pod: &Pod) -> Requests {
     )
 }
 
-fn requests_from(pod: &Pod, source: Source<'_>) -> Requests {
+/// The sidecar formula over the containers (upstream
+/// `aggregateContainerResourcesByFn`): the regular containers plus the
+/// sidecars (restartable init containers), or the largest init container
+/// with the sidecars started before it if that is more. `of` reads one
+/// container; its flag says it is a plain (run-to-completion) init
+/// container.
+fn aggregate(pod: &Pod, of: impl Fn(&Container, bool) -> Requests) -> Requests {
     let mut total = Requests::default();
     for c in &pod.spec.containers {
-        total.add(&source.requests(c));
+        total.add(&of(c, false));
     }
-    // Sidecars keep running next to the regular containers; a plain init
-    // container runs alone next to the sidecars started before it. Only
-    // sidecars can be resized, so only they read the status.
     let mut sidecars = Requests::default();
     let mut largest_init = Requests::default();
     for c in &pod.spec.init_containers {
         let during = if is_sidecar(c) {
-            let own = source.requests(c);
+            let own = of(c, false);
             total.add(&own);
             sidecars.add(&own);
             sidecars.clone()
         } else {
-            let mut with_sidecars = Requests::from_list(&c.resources.requests);
+            let mut with_sidecars = of(c, true);
             with_sidecars.add(&sidecars);
             with_sidecars
         };
         largest_init.max_with(&during);
     }
     total.max_with(&largest_init);
+    total
+}
+
+/// The 1.33-1.36 rule: per container, what `source` reads; a plain init
+/// container has finished and keeps its spec (only sidecars read the
+/// status); pod-level `spec.resources` replace the totals they name.
+fn requests_from(pod: &Pod, source: Source<'_>) -> Requests {
+    let mut total = aggregate(pod, |c, plain_init| {
+        if plain_init {
+            Requests::from_list(&c.resources.requests)
+        } else {
+            source.requests(c)
+        }
+    });
     if let Some(pod_level) = &pod.spec.resources {
-        for (name, &amount) in &pod_level.requests {
-            if is_supported_pod_level_resource(name) {
-                total.set(name, amount);
+        apply_pod_level(&mut total, &pod_level.requests);
+    }
+    total.add(&Requests::from_list(&pod.spec.overhead));
+    total
+}
+
+/// Upstream `applyPodLevelResources`: the pod-level amounts of cpu, memory
+/// and hugepages replace the container totals.
+fn apply_pod_level(total: &mut Requests, pod_level: &ResourceList) {
+    for (name, &amount) in pod_level {
+        if is_supported_pod_level_resource(name) {
+            total.set(name, amount);
+        }
+    }
+}
+
+/// The 1.37 rule (component-helpers v0.37.2 `AggregateContainerRequests`
+/// and `PodRequests` with `UseStatusResources` and
+/// `InPlacePodLevelResourcesVerticalScalingEnabled`): the spec, the
+/// allocated and the actuated requests are each summed over the pod
+/// (sidecar formula), then the largest of the three sums counts, since a
+/// resize is allocated and actuated for the whole pod at once. An
+/// Infeasible resize leaves the spec out. Every container reads its
+/// status, plain init containers too. When the pod reports pod-level
+/// `status.resources.requests` and `status.allocatedResources`, those are
+/// the actuated and allocated sums. Pod-level `spec.resources` replace
+/// what they name, raised to the pod-level status when there is one.
+fn max_of_sums(pod: &Pod) -> Requests {
+    let infeasible = pod.is_resize_infeasible();
+    let spec = aggregate(pod, |c, _| Requests::from_list(&c.resources.requests));
+    let status = &pod.status;
+    let pod_level_actuated = status.resources.as_ref().map(|r| &r.requests);
+    let (allocated, actuated) = match pod_level_actuated {
+        Some(actuated) if !status.allocated_resources.is_empty() && !actuated.is_empty() => (
+            Requests::from_list(&status.allocated_resources),
+            Requests::from_list(actuated),
+        ),
+        _ => (
+            aggregate(pod, |c, _| allocated_requests(pod, c, infeasible)),
+            aggregate(pod, |c, _| actuated_requests(pod, c, infeasible)),
+        ),
+    };
+    let mut total = if infeasible {
+        Requests::default()
+    } else {
+        spec
+    };
+    total.max_with(&actuated);
+    total.max_with(&allocated);
+    if let Some(pod_level) = pod.spec.resources.as_ref().filter(|r| {
+        r.requests
+            .keys()
+            .any(|name| is_supported_pod_level_resource(name))
+    }) {
+        match &status.resources {
+            // Upstream `effectivePodLevelResources`: per resource named
+            // anywhere, the largest of spec (unless Infeasible), actual
+            // and allocated.
+            Some(actual) => {
+                let spec = if infeasible {
+                    None
+                } else {
+                    Some(&pod_level.requests)
+                };
+                let mut effective = ResourceList::new();
+                for list in spec
+                    .into_iter()
+                    .chain([&actual.requests, &status.allocated_resources])
+                {
+                    for (name, &amount) in list {
+                        let e = effective.entry(name.clone()).or_insert(amount);
+                        *e = (*e).max(amount);
+                    }
+                }
+                apply_pod_level(&mut total, &effective);
             }
+            None => apply_pod_level(&mut total, &pod_level.requests),
         }
     }
     total.add(&Requests::from_list(&pod.spec.overhead));
     total
+}
+
+/// Upstream `containerAllocatedRequests`: what the kubelet admitted, else
+/// (nothing reported) the spec unless the resize is Infeasible.
+fn allocated_requests(pod: &Pod, c: &Container, infeasible: bool) -> Requests {
+    match status_of(pod, &c.name) {
+        Some(s) if !s.allocated_resources.is_empty() => Requests::from_list(&s.allocated_resources),
+        _ if infeasible => Requests::default(),
+        _ => Requests::from_list(&c.resources.requests),
+    }
+}
+
+/// Upstream `containerActuatedRequests`: what the container runs with,
+/// else what was admitted, else the spec unless the resize is Infeasible.
+fn actuated_requests(pod: &Pod, c: &Container, infeasible: bool) -> Requests {
+    let status = status_of(pod, &c.name);
+    match status.and_then(|s| s.resources.as_ref()) {
+        Some(r) if !r.requests.is_empty() => Requests::from_list(&r.requests),
+        _ => allocated_requests(pod, c, infeasible),
+    }
 }
 
 #[cfg(test)]
@@ -283,122 +407,251 @@ pub(crate) mod tests {
         assert_eq!((r.cpu, r.memory), (2250, 100));
     }
 
-    /// Upstream `PodRequests` with `UseStatusResources` (component-helpers
-    /// `resource/helpers.go`, `determineContainerReqs`, 1.33-1.34): rows
-    /// name the case; cpu in millicores.
+    /// The cpu (millicores) a pod on a node holds under `minor`'s rule.
+    fn held(pod: &Pod, minor: u8) -> i64 {
+        let upstream = Upstream {
+            minor: crate::config::upstream::Minor(minor),
+            comparison_operators: false,
+        };
+        assigned_pod_requests_as(pod, upstream).cpu
+    }
+
+    /// A running pod on n1: `spec` is merged into its spec, `status` is
+    /// its status.
+    fn running(spec: serde_json::Value, status: serde_json::Value) -> Pod {
+        let mut pod = json!({
+            "metadata": {"name": "p"},
+            "spec": {"nodeName": "n1"},
+            "status": status,
+        });
+        for (k, v) in spec.as_object().unwrap() {
+            pod["spec"][k] = v.clone();
+        }
+        pod["status"]["phase"] = json!("Running");
+        serde_json::from_value(pod).unwrap()
+    }
+
+    fn infeasible() -> serde_json::Value {
+        json!([{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}])
+    }
+
+    /// In-place resize of a pod on a node, under both rules: 1.33-1.36
+    /// (component-helpers v0.34.4 `determineContainerReqs`: per container
+    /// the max of spec, actual and allocated, once actual is reported)
+    /// and 1.37 (v0.37.2 `AggregateContainerRequests`: the max of the
+    /// spec, allocated and actuated sums). Rows marked "upstream" are
+    /// v0.37.2 `TestPodResourceRequests` and
+    /// `TestPodRequestsAndLimitsVerticalScalingWrappers` cases; cpu in
+    /// millicores. The pod being scheduled always counts its spec.
     #[test]
-    fn in_place_resize_status_resources_table() {
-        struct Case {
-            name: &'static str,
-            pod: serde_json::Value,
-            assigned: i64,
-            pending: i64,
-        }
-        /// A running pod whose container `app` requests `spec` cpu and
-        /// reports `status`.
-        fn running(
-            spec: &str,
-            mut status: serde_json::Value,
-            conditions: serde_json::Value,
-        ) -> serde_json::Value {
-            status["name"] = json!("app");
-            json!({
-                "metadata": {"name": "p"},
-                "spec": {"nodeName": "n1", "containers": [{"name": "app", "resources": {"requests": {"cpu": spec}}}]},
-                "status": {"phase": "Running", "conditions": conditions, "containerStatuses": [status]},
-            })
-        }
-        let infeasible =
-            json!([{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]);
-        let deferred =
-            json!([{"type": "PodResizePending", "status": "True", "reason": "Deferred"}]);
+    fn in_place_resize_table() {
+        let app = |cpu: &str| json!({"containers": [{"name": "app", "resources": {"requests": {"cpu": cpu}}}]});
+        let status = |s: serde_json::Value, conditions: serde_json::Value| {
+            let mut s = s;
+            s["name"] = json!("app");
+            json!({"conditions": conditions, "containerStatuses": [s]})
+        };
+        let two = json!({"containers": [
+            {"name": "c1", "resources": {"requests": {"cpu": "1"}}},
+            {"name": "c2", "resources": {"requests": {"cpu": "2"}}}]});
+        // (name, pod, held under 1.36, held under 1.37)
         let cases = [
-            Case {
-                name: "spec shrunk, the node still holds the old size: max(spec, actual, allocated)",
-                pod: running(
-                    "1",
-                    json!({"resources": {"requests": {"cpu": "3"}}, "allocatedResources": {"cpu": "3"}}),
-                    json!([]),
+            (
+                "spec shrunk, the node still holds the old size",
+                running(
+                    app("1"),
+                    status(
+                        json!({"resources": {"requests": {"cpu": "3"}}, "allocatedResources": {"cpu": "3"}}),
+                        json!([]),
+                    ),
                 ),
-                assigned: 3000,
-                pending: 1000,
-            },
-            Case {
-                name: "resize down admitted but not actuated: actual is the largest",
-                pod: running(
-                    "1",
-                    json!({"resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "1"}}),
-                    json!([]),
+                3000,
+                3000,
+            ),
+            (
+                "resize down admitted but not actuated: actual is the largest",
+                running(
+                    app("1"),
+                    status(
+                        json!({"resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "1"}}),
+                        json!([]),
+                    ),
                 ),
-                assigned: 2000,
-                pending: 1000,
-            },
-            Case {
-                name: "resize up deferred: the spec is the largest and counts",
-                pod: running(
-                    "5",
-                    json!({"resources": {"requests": {"cpu": "1"}}, "allocatedResources": {"cpu": "1"}}),
-                    deferred,
+                2000,
+                2000,
+            ),
+            (
+                "resize up deferred: the spec is the largest and counts",
+                running(
+                    app("5"),
+                    status(
+                        json!({"resources": {"requests": {"cpu": "1"}}, "allocatedResources": {"cpu": "1"}}),
+                        json!([{"type": "PodResizePending", "status": "True", "reason": "Deferred"}]),
+                    ),
                 ),
-                assigned: 5000,
-                pending: 5000,
-            },
-            Case {
-                name: "resize up infeasible: the spec is ignored",
-                pod: running(
-                    "5",
-                    json!({"resources": {"requests": {"cpu": "1"}}, "allocatedResources": {"cpu": "1"}}),
-                    infeasible.clone(),
+                5000,
+                5000,
+            ),
+            (
+                "upstream: resized, infeasible (the spec is left out)",
+                running(
+                    app("4"),
+                    status(
+                        json!({"resources": {"requests": {"cpu": "2"}}}),
+                        infeasible(),
+                    ),
                 ),
-                assigned: 1000,
-                pending: 5000,
-            },
-            Case {
-                name: "no status resources reported yet: the spec, even if infeasible",
-                pod: running("5", json!({"allocatedResources": {"cpu": "1"}}), infeasible),
-                assigned: 5000,
-                pending: 5000,
-            },
+                2000,
+                2000,
+            ),
+            (
+                "upstream: resized, infeasible & in-progress",
+                running(
+                    app("6"),
+                    status(
+                        json!({"resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "4"}}),
+                        infeasible(),
+                    ),
+                ),
+                4000,
+                4000,
+            ),
+            (
+                "upstream: resized, no resize status",
+                running(
+                    app("4"),
+                    status(json!({"resources": {"requests": {"cpu": "2"}}}), json!([])),
+                ),
+                4000,
+                4000,
+            ),
+            (
+                "infeasible, only allocated reported: 1.37 reads it, 1.36 needs actual first",
+                running(
+                    app("5"),
+                    status(json!({"allocatedResources": {"cpu": "1"}}), infeasible()),
+                ),
+                5000,
+                1000,
+            ),
+            (
+                "upstream: max of sums instead of sum of maxes (allocated only)",
+                running(
+                    two.clone(),
+                    json!({"containerStatuses": [
+                    {"name": "c1", "allocatedResources": {"cpu": "2"}},
+                    {"name": "c2", "allocatedResources": {"cpu": "1"}}]}),
+                ),
+                3000,
+                3000,
+            ),
+            (
+                "containers resized in opposite directions, actuated: sum of maxes 4, max of sums 3",
+                running(
+                    two.clone(),
+                    json!({"containerStatuses": [
+                    {"name": "c1", "resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "2"}},
+                    {"name": "c2", "resources": {"requests": {"cpu": "1"}}, "allocatedResources": {"cpu": "1"}}]}),
+                ),
+                4000,
+                3000,
+            ),
+            (
+                "pod-level status totals replace the container statuses",
+                running(
+                    two.clone(),
+                    json!({
+                    "resources": {"requests": {"cpu": "4"}}, "allocatedResources": {"cpu": "4"},
+                    "containerStatuses": [{"name": "c1", "resources": {"requests": {"cpu": "1"}}}]}),
+                ),
+                3000,
+                4000,
+            ),
+            (
+                "pod-level status needs both totals: allocated alone falls back to the containers",
+                running(two.clone(), json!({"allocatedResources": {"cpu": "9"}})),
+                3000,
+                3000,
+            ),
+            (
+                "upstream: pod-level requests with pod-level status populated",
+                running(
+                    json!({"resources": {"requests": {"cpu": "2"}}, "containers": [{"name": "c1", "resources": {"requests": {"cpu": "1"}}}]}),
+                    json!({"allocatedResources": {"cpu": "3"}, "resources": {"requests": {"cpu": "3500m"}}}),
+                ),
+                2000,
+                3500,
+            ),
+            (
+                "upstream: pod-level requests with an infeasible resize",
+                running(
+                    json!({"resources": {"requests": {"cpu": "10"}}, "containers": [{"name": "c1", "resources": {"requests": {"cpu": "1"}}}]}),
+                    json!({"conditions": infeasible(), "allocatedResources": {"cpu": "3"}, "resources": {"requests": {"cpu": "4"}}}),
+                ),
+                10000,
+                4000,
+            ),
         ];
-        for case in cases {
-            let p: Pod = serde_json::from_value(case.pod).unwrap();
+        for (name, pod, v1_36, v1_37) in cases {
+            assert_eq!(held(&pod, 36), v1_36, "1.36: {name}");
+            assert_eq!(held(&pod, 33), v1_36, "1.33: {name}");
+            assert_eq!(held(&pod, 37), v1_37, "1.37: {name}");
             assert_eq!(
-                assigned_pod_requests(&p).cpu,
-                case.assigned,
-                "{}",
-                case.name
-            );
-            assert_eq!(
-                pod_requests(&p).cpu,
-                case.pending,
-                "{} (the pod being scheduled)",
-                case.name
+                assigned_pod_requests(&pod).cpu,
+                v1_37,
+                "the default follows 1.37: {name}"
             );
         }
     }
 
-    /// Upstream reads the status of restartable init containers only; a
-    /// plain init container has finished and counts its spec.
+    /// Upstream "resized, restartable init container, infeasible" (cpu 2)
+    /// and "…, no resize status" (cpu 4), the same under both rules.
     #[test]
-    fn in_place_resize_of_a_sidecar_counts_and_plain_init_containers_keep_their_spec() {
-        let p: Pod = serde_json::from_value(json!({
-            "metadata": {"name": "p"},
-            "spec": {
-                "nodeName": "n1",
+    fn in_place_resize_of_a_sidecar_table() {
+        let sidecar = json!({"initContainers": [{"name": "restartable-init-1", "restartPolicy": "Always",
+            "resources": {"requests": {"cpu": "4"}}}]});
+        let statuses = |conditions: serde_json::Value| {
+            json!({"conditions": conditions, "initContainerStatuses": [
+                {"name": "restartable-init-1", "resources": {"requests": {"cpu": "2"}}}]})
+        };
+        for (name, pod, want) in [
+            (
+                "infeasible",
+                running(sidecar.clone(), statuses(infeasible())),
+                2000,
+            ),
+            (
+                "no resize status",
+                running(sidecar.clone(), statuses(json!([]))),
+                4000,
+            ),
+        ] {
+            assert_eq!(held(&pod, 36), want, "1.36: {name}");
+            assert_eq!(held(&pod, 37), want, "1.37: {name}");
+        }
+    }
+
+    /// 1.33-1.36 read the status of restartable init containers only; from
+    /// 1.37 every container's status counts, a plain init container's too.
+    #[test]
+    fn a_plain_init_container_status_counts_from_1_37() {
+        let p = running(
+            json!({
                 "containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}],
                 "initContainers": [
                     {"name": "setup", "resources": {"requests": {"cpu": "500m"}}},
                     {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}}
                 ]
-            },
-            "status": {"initContainerStatuses": [
+            }),
+            json!({"initContainerStatuses": [
                 {"name": "setup", "resources": {"requests": {"cpu": "4"}}},
                 {"name": "proxy", "resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "2"}}
-            ]}
-        }))
-        .unwrap();
-        // app 1 + proxy 2 (its status); setup keeps its spec 0.5.
-        assert_eq!(assigned_pod_requests(&p).cpu, 3000);
+            ]}),
+        );
+        // 1.36: app 1 + proxy 2 (its status); setup keeps its spec 0.5.
+        assert_eq!(held(&p, 36), 3000);
+        // 1.37: actuated setup 4 alone outweighs app 1 + proxy 2.
+        assert_eq!(held(&p, 37), 4000);
         assert_eq!(pod_requests(&p).cpu, 1500);
     }
 

@@ -13,9 +13,9 @@
 //! Both fail as UnschedulableAndUnresolvable, as upstream.
 
 use crate::cluster::{InFlightPod, Snapshot};
-use crate::config::SchedulingSettings;
+use crate::config::{SchedulingSettings, Upstream};
 use crate::model::node::{Taint, untolerated_taint};
-use crate::model::{Node, Pod, Shared, Toleration};
+use crate::model::{Node, Pod, Reason, Shared, Toleration};
 
 use super::domains::NodeAt;
 use super::node_affinity::{self, NodeAffinityFilter};
@@ -26,11 +26,31 @@ use super::{Failure, Verdict};
 
 pub const UNSCHEDULABLE_REASON: &str = "node(s) were unschedulable";
 
+/// TaintToleration's reason since 1.34.2 and 1.35 (`TaintToleration.Filter`
+/// in pkg/scheduler/framework/plugins/tainttoleration): the taint is no
+/// longer named, so pod statuses do not show taint keys and values.
+pub const UNTOLERATED_TAINT_REASON: &str = "node(s) had untolerated taint(s)";
+
+/// TaintToleration's reason for `taint` as the followed release words it:
+/// 1.33 named the first untolerated taint, `{key: value}`.
+pub fn untolerated_taint_reason(upstream: Upstream, taint: &Taint) -> Reason {
+    if upstream.at_least(34) {
+        Reason::Fixed(UNTOLERATED_TAINT_REASON)
+    } else {
+        format!(
+            "node(s) had untolerated taint {{{}: {}}}",
+            taint.key, taint.value
+        )
+        .into()
+    }
+}
+
 /// The prepared filter state of every rule for one pod. Clone it to try
 /// "what if these pods were gone" without touching the original.
 #[derive(Debug, Clone)]
 pub struct PodFilters {
     tolerations: Shared<Vec<Toleration>>,
+    upstream: Upstream,
     node_affinity: Option<NodeAffinityFilter>,
     spread: Option<SpreadFilter>,
     pod_affinity: Option<AffinityFilter>,
@@ -46,6 +66,7 @@ impl PodFilters {
     ) -> Result<Self, String> {
         Ok(Self {
             tolerations: pod.spec.tolerations.clone(),
+            upstream: settings.upstream(),
             node_affinity: node_affinity::prepare_filter(pod).map(|f| f.for_view(pod, snapshot)),
             spread: topology_spread::prepare_filter(
                 snapshot,
@@ -93,9 +114,9 @@ impl PodFilters {
             let node = at.node();
             self.check_unschedulable(node)?;
             if let Some(taint) = untolerated_taint(&node.spec.taints, &self.tolerations) {
-                return Err(Failure::unresolvable(format!(
-                    "node(s) had untolerated taint {{{}: {}}}",
-                    taint.key, taint.value
+                return Err(Failure::unresolvable(untolerated_taint_reason(
+                    self.upstream,
+                    taint,
                 )));
             }
         }
@@ -267,7 +288,7 @@ mod tests {
         assert_eq!(&*f.check(&n).unwrap_err().reason, UNSCHEDULABLE_REASON);
         n.spec.unschedulable = false;
         let err = f.check(&n).unwrap_err();
-        assert_eq!(&*err.reason, "node(s) had untolerated taint {k: v}");
+        assert_eq!(&*err.reason, UNTOLERATED_TAINT_REASON);
         assert_eq!(err.code, Code::UnschedulableAndUnresolvable);
         n.spec.taints.clear();
         assert_eq!(&*f.check(&n).unwrap_err().reason, node_affinity::REASON);
@@ -275,6 +296,34 @@ mod tests {
         let err = f.check(&n).unwrap_err();
         assert_eq!(err.code, Code::Unschedulable, "{err}");
         assert!(err.reason.contains("topology spread"), "{err}");
+    }
+
+    /// Upstream `TaintToleration.Filter`: "node(s) had untolerated
+    /// taint(s)" in 1.37.2 and 1.34.4 (since 1.34.2), the first untolerated
+    /// taint `{key: value}` before.
+    #[test]
+    fn the_taint_reason_is_worded_as_the_followed_release_words_it() {
+        let n = make_node("n1")
+            .taint("dedicated", "gpu", "NoSchedule")
+            .obj();
+        let s = Snapshot::build(ClusterObjects::default());
+        let pod = incoming(json!({}), json!([]), json!({}));
+        for (version, want) in [
+            ("1.37", "node(s) had untolerated taint(s)"),
+            ("1.35", "node(s) had untolerated taint(s)"),
+            ("1.34", "node(s) had untolerated taint(s)"),
+            ("1.33", "node(s) had untolerated taint {dedicated: gpu}"),
+        ] {
+            let settings = crate::config::Config::parse(&format!(
+                "scheduling:\n  kubernetesVersion: \"{version}\"\n"
+            ))
+            .unwrap()
+            .scheduling;
+            let f = PodFilters::prepare(&s, &pod, &settings).unwrap();
+            let err = f.check(&n).unwrap_err();
+            assert_eq!(&*err.reason, want, "{version}");
+            assert_eq!(err.code, Code::UnschedulableAndUnresolvable, "{version}");
+        }
     }
 
     #[test]

@@ -1,0 +1,258 @@
+//! Which upstream release kube-arbiter follows where kube-scheduler's
+//! behaviour changed between minors, and the alpha feature gates it
+//! mirrors (`scheduling.kubernetesVersion`, `scheduling.featureGates`).
+//!
+//! ```yaml
+//! scheduling:
+//!   kubernetesVersion: "1.37"     # 1.33..=1.37; the default is the newest
+//!   featureGates:
+//!     TaintTolerationComparisonOperators: false   # alpha since 1.35
+//! ```
+//!
+//! Like kube-scheduler's own feature gates (`utilfeature.DefaultFeatureGate`),
+//! the choice is process-wide: [`Upstream::follow`] records it once at start,
+//! before the first view is built (a view computes each bound pod's
+//! requests when it is built), and the rules read it with
+//! [`Upstream::followed`]. The rules themselves take the choice as an
+//! argument, so each one's tests pin every version without touching it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+use serde::Deserialize;
+
+/// The oldest and newest Kubernetes minors (1.x) whose behaviour
+/// kube-arbiter can follow.
+pub const OLDEST_MINOR: u8 = 33;
+pub const NEWEST_MINOR: u8 = 37;
+
+/// The feature gates kube-arbiter mirrors, with the minor each appeared in.
+const GATES: &[(&str, u8)] = &[(TAINT_TOLERATION_COMPARISON_OPERATORS, 35)];
+const TAINT_TOLERATION_COMPARISON_OPERATORS: &str = "TaintTolerationComparisonOperators";
+
+/// A Kubernetes minor version, 1.`0`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Minor(pub u8);
+
+impl Default for Minor {
+    fn default() -> Self {
+        Self(NEWEST_MINOR)
+    }
+}
+
+impl std::fmt::Display for Minor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "1.{}", self.0)
+    }
+}
+
+impl Minor {
+    /// `"1.37"` or `"v1.37"`, within [`OLDEST_MINOR`]..=[`NEWEST_MINOR`].
+    fn parse(text: &str) -> Result<Self, String> {
+        let supported = format!("1.{OLDEST_MINOR} to 1.{NEWEST_MINOR}");
+        let bad = || {
+            format!(
+                "{text:?} is not a Kubernetes minor version such as \"1.{NEWEST_MINOR}\" (supported: {supported})"
+            )
+        };
+        let digits = text
+            .strip_prefix('v')
+            .unwrap_or(text)
+            .strip_prefix("1.")
+            .ok_or_else(bad)?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let minor: u8 = digits.parse().map_err(|_| bad())?;
+        if !(OLDEST_MINOR..=NEWEST_MINOR).contains(&minor) {
+            return Err(format!(
+                "{text:?} is not supported: kube-arbiter follows {supported}"
+            ));
+        }
+        Ok(Self(minor))
+    }
+}
+
+impl<'de> Deserialize<'de> for Minor {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Minor;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "a Kubernetes minor version such as \"1.{NEWEST_MINOR}\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Minor, E> {
+                Minor::parse(v).map_err(E::custom)
+            }
+            /// Unquoted `1.37` in YAML is a number; `1.30` would read as
+            /// 1.3, which no supported version is, so it is refused.
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Minor, E> {
+                Minor::parse(&v.to_string()).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// The upstream behaviour to follow: a minor and the mirrored gates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Upstream {
+    pub minor: Minor,
+    /// TaintTolerationComparisonOperators: tolerations with operator `Gt`
+    /// or `Lt` compare integer values. Off, as upstream's alpha default,
+    /// such a toleration tolerates nothing.
+    pub comparison_operators: bool,
+}
+
+static FOLLOWED_MINOR: AtomicU8 = AtomicU8::new(NEWEST_MINOR);
+static COMPARISON_OPERATORS: AtomicBool = AtomicBool::new(false);
+
+impl Upstream {
+    /// Follow `self` from now on, process-wide (at start, before the
+    /// first view is built).
+    pub fn follow(self) {
+        FOLLOWED_MINOR.store(self.minor.0, Ordering::Relaxed);
+        COMPARISON_OPERATORS.store(self.comparison_operators, Ordering::Relaxed);
+    }
+
+    /// What the process follows: the newest minor with the gates off
+    /// unless [`Self::follow`] said otherwise.
+    pub fn followed() -> Self {
+        Self {
+            minor: Minor(FOLLOWED_MINOR.load(Ordering::Relaxed)),
+            comparison_operators: Self::comparison_operators_followed(),
+        }
+    }
+
+    /// One gate alone, for the per-toleration check.
+    pub fn comparison_operators_followed() -> bool {
+        COMPARISON_OPERATORS.load(Ordering::Relaxed)
+    }
+
+    /// Whether the followed release is `1.minor` or newer.
+    pub fn at_least(&self, minor: u8) -> bool {
+        self.minor.0 >= minor
+    }
+}
+
+/// `scheduling.featureGates`: gate name to on/off, upstream's spelling.
+pub type FeatureGates = BTreeMap<String, bool>;
+
+/// The [`Upstream`] that `kubernetesVersion` and `featureGates` select
+/// (checked by [`validate_gates`] first).
+pub fn selected(minor: Minor, gates: &FeatureGates) -> Upstream {
+    Upstream {
+        minor,
+        comparison_operators: gates
+            .get(TAINT_TOLERATION_COMPARISON_OPERATORS)
+            .copied()
+            .unwrap_or(false),
+    }
+}
+
+/// An unknown gate, or one turned on that `minor` does not have yet, is an
+/// error naming it.
+pub fn validate_gates(minor: Minor, gates: &FeatureGates) -> Result<(), String> {
+    for (name, &on) in gates {
+        let Some(&(_, since)) = GATES.iter().find(|(gate, _)| gate == name) else {
+            let known: Vec<&str> = GATES.iter().map(|(g, _)| *g).collect();
+            return Err(format!(
+                "scheduling.featureGates.{name}: unknown feature gate (kube-arbiter mirrors {})",
+                known.join(", ")
+            ));
+        };
+        if on && minor.0 < since {
+            return Err(format!(
+                "scheduling.featureGates.{name}: Kubernetes {minor} has no such gate (it appeared in 1.{since}); set scheduling.kubernetesVersion to 1.{since} or later"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    use super::*;
+
+    fn upstream(yaml: &str) -> Result<Upstream, String> {
+        Config::parse(yaml).map(|c| c.scheduling.upstream())
+    }
+
+    #[test]
+    fn the_default_is_the_newest_minor_with_alpha_gates_off() {
+        assert_eq!(
+            upstream(""),
+            Ok(Upstream {
+                minor: Minor(37),
+                comparison_operators: false
+            })
+        );
+    }
+
+    #[test]
+    fn versions_quoted_unquoted_and_with_v_are_read() {
+        for (yaml, minor) in [
+            ("scheduling:\n  kubernetesVersion: \"1.34\"\n", 34),
+            ("scheduling:\n  kubernetesVersion: 1.36\n", 36),
+            ("scheduling:\n  kubernetesVersion: v1.33\n", 33),
+            ("scheduling:\n  kubernetesVersion: '1.37'\n", 37),
+        ] {
+            assert_eq!(upstream(yaml).map(|u| u.minor), Ok(Minor(minor)), "{yaml}");
+        }
+    }
+
+    #[test]
+    fn bad_versions_are_errors_naming_the_key_and_the_range() {
+        for (yaml, needle) in [
+            (
+                "scheduling:\n  kubernetesVersion: \"1.32\"\n",
+                "1.33 to 1.37",
+            ),
+            (
+                "scheduling:\n  kubernetesVersion: \"1.38\"\n",
+                "1.33 to 1.37",
+            ),
+            ("scheduling:\n  kubernetesVersion: 1.30\n", "\"1.3\""),
+            ("scheduling:\n  kubernetesVersion: \"1.37.2\"\n", "1.37.2"),
+            ("scheduling:\n  kubernetesVersion: latest\n", "latest"),
+            (
+                "scheduling:\n  kubernetesVersion: 37\n",
+                "kubernetesVersion",
+            ),
+        ] {
+            let err = upstream(yaml).unwrap_err();
+            assert!(err.contains(needle), "{yaml}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_comparison_operators_gate_is_named_as_upstream_names_it() {
+        let on = "scheduling:\n  featureGates:\n    TaintTolerationComparisonOperators: true\n";
+        assert!(upstream(on).unwrap().comparison_operators);
+        let off = "scheduling:\n  featureGates: {TaintTolerationComparisonOperators: false}\n";
+        assert!(!upstream(off).unwrap().comparison_operators);
+    }
+
+    #[test]
+    fn unknown_gates_and_gates_the_version_lacks_are_errors() {
+        let err =
+            upstream("scheduling:\n  featureGates: {SchedulerQueueingHints: true}\n").unwrap_err();
+        assert!(
+            err.contains("featureGates.SchedulerQueueingHints: unknown feature gate")
+                && err.contains("TaintTolerationComparisonOperators"),
+            "{err}"
+        );
+        let err = upstream(
+            "scheduling:\n  kubernetesVersion: \"1.34\"\n  featureGates: {TaintTolerationComparisonOperators: true}\n",
+        )
+        .unwrap_err();
+        assert!(err.contains("appeared in 1.35"), "{err}");
+        // Off is what 1.34 does anyway.
+        assert!(upstream(
+            "scheduling:\n  kubernetesVersion: \"1.34\"\n  featureGates: {TaintTolerationComparisonOperators: false}\n",
+        )
+        .is_ok());
+    }
+}
