@@ -601,6 +601,75 @@ async fn v1_37_podgroup_priority_with_the_in_tree_plugin_on() {
     assert_eq!(pod_group_decisions(&arbiter, &client, "denied").await, 0.0);
 }
 
+/// A gang (PodGroup, `gang.minCount: 2`, class `high-priority`) that fits
+/// only once the lower-priority pods filling the one node are gone: the
+/// real 1.37 kube-scheduler preempts them in the gang's own cycle
+/// (`PodGroupPostFilter` → `PodGroupEvaluator.Preempt`) and binds the
+/// gang, and never asks kube-arbiter's `preempt` (no request on its
+/// metrics), as docs/preemption-contract.md ("PodGroup victims") reads
+/// from the source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn v1_37_podgroup_preemption_asks_no_extender() {
+    let mut plane = ControlPlane::start_with("podgroup-preemption", &["GenericWorkload"]).await;
+    let arbiter = install(&mut plane, Setup::new(Role::NextToInTreePlugins)).await;
+    plane.namespace(NS).await;
+    let client = plane.admin.clone();
+    let _kubelet = real::kubelet::Kubelet::start(client.clone());
+    cluster::node(&client, "za-n0", "za", json!({})).await;
+    let cpu = |cpu: &str| {
+        json!([{"name": "app", "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}])
+    };
+    deployment(
+        &client,
+        NS,
+        "filler",
+        4,
+        json!({"priorityClassName": "batch-low", "containers": cpu("900m")}),
+    )
+    .await;
+    wait_bound(&client, NS, "filler", 4).await;
+
+    real::install::create(&client, {
+        let mut group = pod_group("gang", Some("high-priority"));
+        group["spec"]["disruptionMode"] = json!({"single": {}});
+        group
+    })
+    .await;
+    for i in 0..2 {
+        real::install::create(
+            &client,
+            json!({"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": format!("gang-{i}"), "namespace": NS,
+                                "labels": {"app": "gang"}},
+                   "spec": {"priorityClassName": "high-priority", "containers": cpu("1800m"),
+                            "terminationGracePeriodSeconds": 0,
+                            "schedulingGroup": {"podGroupName": "gang"}}}),
+        )
+        .await;
+    }
+    wait_bound(&client, NS, "gang", 2).await;
+    // The victims were chosen by the gang's evaluator, over the whole
+    // cluster (its candidate is the node "cluster").
+    let log = plane.scheduler_log();
+    assert!(
+        log.contains("pod group preemption: found a placement for podgroup"),
+        "{log}"
+    );
+    let metrics = arbiter.metrics(&client).await;
+    let preempt = r#"kube_arbiter_http_requests_total{route="/scheduler/preempt""#;
+    assert!(
+        !metrics.lines().any(|l| l.starts_with(preempt)),
+        "kube-arbiter's preempt was called:\n{metrics}"
+    );
+    let filter = r#"kube_arbiter_http_requests_total{route="/scheduler/filter",status="200"} "#;
+    assert!(
+        metrics.lines().any(|l| l.starts_with(filter)),
+        "kube-arbiter's filter was not called:\n{metrics}"
+    );
+}
+
 fn rand_suffix() -> u32 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
