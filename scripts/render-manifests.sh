@@ -10,6 +10,7 @@
 #   configmap-enforcer.yaml         --set config.scheduling.role=enforcer
 #   scheduler-config-enforcer.yaml  both of the above
 #   cert-manager/*                  --set certificates.mode=cert-manager
+#   mutating-webhook-podgroups.yaml --set webhook.podGroups.enabled=true
 #
 # Usage: scripts/render-manifests.sh [--check]
 # helm: $HELM, else target/k8s/helm-v4.3.2/helm (scripts/k8s-build.sh helm).
@@ -62,6 +63,7 @@ render "$out/enforcer" --set config.scheduling.role=enforcer
 render "$out/enforcer-scheduler" --set config.scheduling.role=enforcer --set schedulerConfigFile=true \
     --show-only templates/scheduler-config.yaml
 render "$out/cert-manager" --set certificates.mode=cert-manager
+render "$out/podgroups" --set webhook.podGroups.enabled=true --show-only templates/mutating-webhook.yaml
 
 want="$out/manifests"
 mkdir -p "$want/cert-manager"
@@ -71,6 +73,7 @@ done
 mv "$out/scheduler/scheduler-config.yaml" "$want/scheduler-config.yaml"
 mv "$out/enforcer/configmap.yaml" "$want/configmap-enforcer.yaml"
 mv "$out/enforcer-scheduler/scheduler-config.yaml" "$want/scheduler-config-enforcer.yaml"
+mv "$out/podgroups/mutating-webhook.yaml" "$want/mutating-webhook-podgroups.yaml"
 for f in issuer certificate scheduler-client; do
     mv "$out/cert-manager/cert-manager/$f.yaml" "$want/cert-manager/$f.yaml"
 done

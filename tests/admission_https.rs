@@ -238,6 +238,51 @@ async fn priority_class_rules_are_enforced() {
     );
 }
 
+/// The PodGroup webhook's two paths over HTTPS: a PodGroup naming
+/// `low-priority` gets its `spec.priority`, and `spec.preemptionPolicy`
+/// only on the path for kube-apiserver's `PodGroupPreemptionPolicy` gate
+/// (upstream's `admitPodGroup`); an unknown class is refused.
+#[tokio::test]
+async fn pod_groups_get_their_class_priority_on_both_paths() {
+    let server = demo_server().await;
+    let review = |uid: &str, class: &str| {
+        json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": uid,
+                "kind": {"group": "scheduling.k8s.io", "version": "v1beta1", "kind": "PodGroup"},
+                "resource": {"group": "scheduling.k8s.io", "version": "v1beta1",
+                             "resource": "podgroups"},
+                "namespace": "batch",
+                "operation": "CREATE",
+                "object": {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                           "metadata": {"name": "trainer", "namespace": "batch"},
+                           "spec": {"schedulingPolicy": {"gang": {"minCount": 4}},
+                                    "priorityClassName": class}},
+                "oldObject": null,
+            }
+        })
+    };
+    for (path, policy) in [
+        ("/admission/podgroup-priority", None),
+        ("/admission/podgroup-priority-and-policy", Some("Never")),
+    ] {
+        let object = review("pg", "low-priority")["request"]["object"].clone();
+        let response = reviewed(&server, path, review("pg", "low-priority")).await;
+        assert_eq!(response["allowed"], true, "{response}");
+        let spec = &apply_patch(&object, &response)["spec"];
+        assert_eq!(spec["priority"], -10, "{path}");
+        assert_eq!(spec["preemptionPolicy"].as_str(), policy, "{path}");
+        let refused = reviewed(&server, path, review("gold", "gold")).await;
+        assert_eq!(refused["allowed"], false);
+        assert_eq!(
+            refused["status"]["message"],
+            r#"podgroups.scheduling.k8s.io "trainer" is forbidden: no PriorityClass with name gold was found"#
+        );
+    }
+}
+
 #[tokio::test]
 async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
     let server = demo_server().await;
@@ -260,7 +305,12 @@ async fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         ),
     ];
     for (body, status, message) in bad {
-        for path in ["/admission/priority", "/admission/priorityclass"] {
+        for path in [
+            "/admission/priority",
+            "/admission/podgroup-priority",
+            "/admission/podgroup-priority-and-policy",
+            "/admission/priorityclass",
+        ] {
             let (got, answer) = server.post(path, body.to_vec()).await;
             assert_eq!(got, status, "{answer}");
             let error = answer["error"].as_str().unwrap();

@@ -114,6 +114,44 @@ fn cert_manager_webhooks_are_the_plain_ones_with_the_ca_injected() {
     }
 }
 
+/// mutating-webhook-podgroups.yaml, for clusters serving PodGroups, is
+/// mutating-webhook.yaml plus one webhook: new `scheduling.k8s.io/v1beta1`
+/// PodGroups (CREATE only, as upstream's Priority plugin resolves them),
+/// sent to the route that resolves their priority, with the pod
+/// webhook's failure policy and exempt namespaces.
+#[test]
+fn the_podgroup_webhook_file_is_the_pod_one_plus_a_podgroup_webhook() {
+    let plain = manifest("mutating-webhook.yaml");
+    let with_groups = manifest("mutating-webhook-podgroups.yaml");
+    let (pods, groups) = (
+        plain["webhooks"].as_array().unwrap(),
+        with_groups["webhooks"].as_array().unwrap(),
+    );
+    assert_eq!(plain["metadata"], with_groups["metadata"]);
+    assert_eq!(groups.len(), pods.len() + 1);
+    assert_eq!(groups[..pods.len()], pods[..]);
+    let group = &groups[pods.len()];
+    assert_eq!(group["name"], "podgroup-priority.kube-arbiter.io");
+    assert_eq!(
+        group["rules"],
+        serde_json::json!([{"apiGroups": ["scheduling.k8s.io"], "apiVersions": ["v1beta1"],
+                            "operations": ["CREATE"], "resources": ["podgroups"],
+                            "scope": "Namespaced"}])
+    );
+    assert_eq!(
+        group["clientConfig"]["service"]["path"],
+        "/admission/podgroup-priority"
+    );
+    for same in [
+        "failurePolicy",
+        "namespaceSelector",
+        "matchPolicy",
+        "sideEffects",
+    ] {
+        assert_eq!(group[same], pods[0][same], "{same}");
+    }
+}
+
 #[test]
 fn the_cert_manager_certificate_is_for_the_secret_and_names_the_deployment_uses() {
     let certificate = manifest("cert-manager/certificate.yaml");

@@ -444,6 +444,235 @@ async fn v1_37_gang_with_required_anti_affinity_through_kube_arbiter() {
     assert_eq!(arbiter.warnings(), Vec::<String>::new());
 }
 
+/// A control plane serving PodGroups (`GenericWorkload`,
+/// `scheduling.k8s.io/v1beta1`), kube-apiserver's in-tree `Priority`
+/// plugin on or off, kube-arbiter installed with its PodGroup webhook
+/// (`manifests/mutating-webhook-podgroups.yaml`), and the PodGroups API.
+async fn podgroup_cluster(
+    name: &str,
+    priority_plugin: bool,
+) -> (ControlPlane, Installed, Api<kube::api::DynamicObject>) {
+    let gates = ["GenericWorkload"];
+    let mut plane = if priority_plugin {
+        ControlPlane::start_with(name, &gates).await
+    } else {
+        ControlPlane::start_without_priority_plugin(name, &gates).await
+    };
+    let arbiter = install(&mut plane, Setup::new(Role::NextToInTreePlugins)).await;
+    plane.namespace(NS).await;
+    arbiter
+        .apply_webhooks(&plane.admin, "mutating-webhook-podgroups.yaml")
+        .await;
+    let (_, groups) = real::install::dynamic_api(&plane.admin, &pod_group("probe", None)).await;
+    (plane, arbiter, groups)
+}
+
+fn pod_group(name: &str, class: Option<&str>) -> Value {
+    let mut spec = json!({"schedulingPolicy": {"gang": {"minCount": 2}},
+                          "disruptionMode": {"all": {}}});
+    if let Some(class) = class {
+        spec["priorityClassName"] = json!(class);
+    }
+    json!({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+           "metadata": {"name": name, "namespace": NS}, "spec": spec})
+}
+
+async fn create_pod_group(
+    groups: &Api<kube::api::DynamicObject>,
+    object: Value,
+    dry_run: bool,
+) -> kube::Result<kube::api::DynamicObject> {
+    let object: kube::api::DynamicObject = serde_json::from_value(object).unwrap();
+    let params = PostParams {
+        dry_run,
+        ..Default::default()
+    };
+    groups.create(&params, &object).await
+}
+
+/// The refusal of a dry-run PodGroup naming the unknown class `gold`,
+/// once kube-apiserver has read the PodGroup webhook's configuration:
+/// until then kube-arbiter is not asked and (without the in-tree plugin)
+/// the dry run is admitted.
+async fn unknown_class_refused(groups: &Api<kube::api::DynamicObject>) -> kube::core::Status {
+    cluster::wait_for(
+        "the PodGroup webhook in force",
+        async || match create_pod_group(groups, pod_group("probe", Some("gold")), true).await {
+            Err(kube::Error::Api(status)) => Ok(*status),
+            Ok(_) => Err("an unknown class was admitted".to_string()),
+            Err(e) => Err(e.to_string()),
+        },
+    )
+    .await
+}
+
+/// kube-arbiter's PodGroup decisions with `result` on its metrics.
+async fn pod_group_decisions(arbiter: &Installed, client: &kube::Client, result: &str) -> f64 {
+    let metrics = arbiter.metrics(client).await;
+    let name = format!("kube_arbiter_admission_podgroup_decisions_total{{result=\"{result}\"}}");
+    common::metric(&metrics, &name).unwrap_or(0.0)
+}
+
+/// A PodGroup (1.37, `scheduling.k8s.io/v1beta1`) naming a PriorityClass
+/// gets `spec.priority` from kube-arbiter's PodGroup webhook, one naming
+/// no class the globalDefault class's, and one naming an unknown class is
+/// refused in kube-arbiter's words. kube-apiserver's own `Priority` plugin
+/// resolves PodGroups too (`admitPodGroup`) and runs before the webhooks,
+/// so it is off here: what is resolved, the webhook resolved, as its
+/// PodGroup decisions metric shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn v1_37_podgroup_priority_from_the_webhook() {
+    let (plane, arbiter, groups) = podgroup_cluster("podgroup-priority", false).await;
+    let client = plane.admin.clone();
+    let refused = unknown_class_refused(&groups).await;
+    assert_eq!(refused.code, 403, "{refused:?}");
+    assert!(
+        refused.message.contains(
+            "admission webhook \"podgroup-priority.kube-arbiter.io\" denied the request: \
+             podgroups.scheduling.k8s.io \"probe\" is forbidden: no PriorityClass with name \
+             gold was found"
+        ),
+        "{refused:?}"
+    );
+
+    let named = create_pod_group(&groups, pod_group("trainer", Some("high-priority")), false)
+        .await
+        .unwrap();
+    assert_eq!(named.data["spec"]["priority"], 1_000_000, "{named:?}");
+    assert_eq!(named.data["spec"]["priorityClassName"], "high-priority");
+    // No class: the globalDefault class of manifests/priorityclasses.yaml.
+    let unnamed = create_pod_group(&groups, pod_group("sweeper", None), false)
+        .await
+        .unwrap();
+    assert_eq!(unnamed.data["spec"]["priority"], 1000, "{unnamed:?}");
+    assert_eq!(
+        unnamed.data["spec"]["priorityClassName"],
+        "default-priority"
+    );
+    // Stored as admitted.
+    let stored = groups.get("trainer").await.unwrap();
+    assert_eq!(stored.data["spec"]["priority"], 1_000_000);
+
+    assert_eq!(pod_group_decisions(&arbiter, &client, "patched").await, 2.0);
+    assert!(pod_group_decisions(&arbiter, &client, "denied").await >= 1.0);
+}
+
+/// With kube-apiserver's in-tree `Priority` plugin on (its default), the
+/// plugin resolves a PodGroup first: an unknown class is refused in its
+/// words and kube-arbiter is never asked; a known class arrives with
+/// `spec.priority` already set, which kube-arbiter allows as it is
+/// (nothing to patch). docs/security.md, "PodGroups".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn v1_37_podgroup_priority_with_the_in_tree_plugin_on() {
+    let (plane, arbiter, groups) = podgroup_cluster("podgroup-priority-in-tree", true).await;
+    let client = plane.admin.clone();
+    let refused = create_pod_group(&groups, pod_group("probe", Some("gold")), true)
+        .await
+        .unwrap_err();
+    let kube::Error::Api(refused) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(refused.code, 403, "{refused:?}");
+    assert_eq!(
+        refused.message,
+        "podgroups.scheduling.k8s.io \"probe\" is forbidden: no PriorityClass with name gold \
+         was found"
+    );
+    // The webhook is in force once a PodGroup it admits is counted.
+    let named = cluster::wait_for("the PodGroup webhook asked", async || {
+        let name = format!("trainer-{}", rand_suffix());
+        let created = create_pod_group(&groups, pod_group(&name, Some("high-priority")), false)
+            .await
+            .map_err(|e| e.to_string())?;
+        match pod_group_decisions(&arbiter, &client, "allowed").await {
+            n if n >= 1.0 => Ok(created),
+            _ => Err(format!("{name} admitted before the webhook was in force")),
+        }
+    })
+    .await;
+    assert_eq!(named.data["spec"]["priority"], 1_000_000, "{named:?}");
+    assert_eq!(pod_group_decisions(&arbiter, &client, "patched").await, 0.0);
+    assert_eq!(pod_group_decisions(&arbiter, &client, "denied").await, 0.0);
+}
+
+/// A gang (PodGroup, `gang.minCount: 2`, class `high-priority`) that fits
+/// only once the lower-priority pods filling the one node are gone: the
+/// real 1.37 kube-scheduler preempts them in the gang's own cycle
+/// (`PodGroupPostFilter` → `PodGroupEvaluator.Preempt`) and binds the
+/// gang, and never asks kube-arbiter's `preempt` (no request on its
+/// metrics), as docs/preemption-contract.md ("PodGroup victims") reads
+/// from the source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn v1_37_podgroup_preemption_asks_no_extender() {
+    let mut plane = ControlPlane::start_with("podgroup-preemption", &["GenericWorkload"]).await;
+    let arbiter = install(&mut plane, Setup::new(Role::NextToInTreePlugins)).await;
+    plane.namespace(NS).await;
+    let client = plane.admin.clone();
+    let _kubelet = real::kubelet::Kubelet::start(client.clone());
+    cluster::node(&client, "za-n0", "za", json!({})).await;
+    let cpu = |cpu: &str| {
+        json!([{"name": "app", "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}])
+    };
+    deployment(
+        &client,
+        NS,
+        "filler",
+        4,
+        json!({"priorityClassName": "batch-low", "containers": cpu("900m")}),
+    )
+    .await;
+    wait_bound(&client, NS, "filler", 4).await;
+
+    real::install::create(&client, {
+        let mut group = pod_group("gang", Some("high-priority"));
+        group["spec"]["disruptionMode"] = json!({"single": {}});
+        group
+    })
+    .await;
+    for i in 0..2 {
+        real::install::create(
+            &client,
+            json!({"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": format!("gang-{i}"), "namespace": NS,
+                                "labels": {"app": "gang"}},
+                   "spec": {"priorityClassName": "high-priority", "containers": cpu("1800m"),
+                            "terminationGracePeriodSeconds": 0,
+                            "schedulingGroup": {"podGroupName": "gang"}}}),
+        )
+        .await;
+    }
+    wait_bound(&client, NS, "gang", 2).await;
+    // The victims were chosen by the gang's evaluator, over the whole
+    // cluster (its candidate is the node "cluster").
+    let log = plane.scheduler_log();
+    assert!(
+        log.contains("pod group preemption: found a placement for podgroup"),
+        "{log}"
+    );
+    let metrics = arbiter.metrics(&client).await;
+    let preempt = r#"kube_arbiter_http_requests_total{route="/scheduler/preempt""#;
+    assert!(
+        !metrics.lines().any(|l| l.starts_with(preempt)),
+        "kube-arbiter's preempt was called:\n{metrics}"
+    );
+    let filter = r#"kube_arbiter_http_requests_total{route="/scheduler/filter",status="200"} "#;
+    assert!(
+        metrics.lines().any(|l| l.starts_with(filter)),
+        "kube-arbiter's filter was not called:\n{metrics}"
+    );
+}
+
+fn rand_suffix() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+}
+
 /// `kube-arbiter fit -o json` for the Deployment manifest `object`, run
 /// against this cluster with the admin's kubeconfig, before it exists.
 async fn fit_before_applying(plane: &ControlPlane, object: &Value) -> Value {

@@ -1,4 +1,7 @@
-//! The admission webhooks: `POST /admission/priority` (mutating, pods) and
+//! The admission webhooks: `POST /admission/priority` (mutating, pods),
+//! `POST /admission/podgroup-priority` and
+//! `/admission/podgroup-priority-and-policy` (mutating, PodGroups, the
+//! latter where kube-apiserver's `PodGroupPreemptionPolicy` gate is on) and
 //! `POST /admission/priorityclass` (validating, PriorityClasses).
 //!
 //! Each decodes the AdmissionReview at the edge, hands the few fields that
@@ -35,7 +38,7 @@ use serde_json::value::RawValue;
 
 use crate::cluster::live::ReadThrough;
 use crate::model::PriorityClass;
-use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority};
+use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority, Subject};
 use crate::policy::priority_class::{self, Classes};
 use crate::server::metrics::ResultLabel;
 use crate::server::{ApiError, AppState, WholeBody};
@@ -48,6 +51,31 @@ use crate::wire::lexer::json_string;
 /// `POST /admission/priority`.
 pub async fn priority(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
     respond(review_pod(&state, &body).await)
+}
+
+/// `POST /admission/podgroup-priority`: PodGroups get `spec.priority`
+/// (kube-apiserver's `PodGroupPreemptionPolicy` gate off, as by default
+/// in 1.37).
+pub async fn pod_group_priority(
+    State(state): State<AppState>,
+    WholeBody(body): WholeBody,
+) -> Response {
+    let admitted = Admitted::PodGroup {
+        preemption_policy: false,
+    };
+    respond(review(&state, &body, admitted).await)
+}
+
+/// `POST /admission/podgroup-priority-and-policy`: PodGroups get
+/// `spec.priority` and `spec.preemptionPolicy` (that gate on).
+pub async fn pod_group_priority_and_policy(
+    State(state): State<AppState>,
+    WholeBody(body): WholeBody,
+) -> Response {
+    let admitted = Admitted::PodGroup {
+        preemption_policy: true,
+    };
+    respond(review(&state, &body, admitted).await)
 }
 
 /// `POST /admission/priorityclass`.
@@ -166,15 +194,83 @@ impl Decision {
     }
 }
 
+/// What a priority review resolves: pods (CREATE and UPDATE, upstream's
+/// `admitPod`) or PodGroups (`scheduling.k8s.io`, CREATE only,
+/// `admitPodGroup`), whose spec carries the same three fields, so both are
+/// read as [`PodPriorityFields`] and decided by one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admitted {
+    Pod,
+    /// `preemption_policy`: kube-apiserver's `PodGroupPreemptionPolicy`
+    /// gate, which the webhook's path tells.
+    PodGroup {
+        preemption_policy: bool,
+    },
+}
+
+impl Admitted {
+    fn matches(self, group: &str, resource: &str) -> bool {
+        match self {
+            Self::Pod => group.is_empty() && resource == "pods",
+            Self::PodGroup { .. } => group == "scheduling.k8s.io" && resource == "podgroups",
+        }
+    }
+
+    /// Upstream's `Admit` resolves pods on CREATE and UPDATE, PodGroups on
+    /// CREATE (their priority fields are immutable).
+    fn judges_updates(self) -> bool {
+        self == Self::Pod
+    }
+
+    fn kind(self) -> &'static str {
+        match self {
+            Self::Pod => "Pod",
+            Self::PodGroup { .. } => "PodGroup",
+        }
+    }
+
+    /// The resource as kube-apiserver names it in a Forbidden message.
+    fn resource(self) -> &'static str {
+        match self {
+            Self::Pod => "pods",
+            Self::PodGroup { .. } => "podgroups.scheduling.k8s.io",
+        }
+    }
+
+    /// The webhook the log line names.
+    fn webhook(self) -> &'static str {
+        match self {
+            Self::Pod => "pod",
+            Self::PodGroup { .. } => "podgroup",
+        }
+    }
+
+    fn subject(self) -> Subject {
+        match self {
+            Self::Pod => Subject::Pod,
+            Self::PodGroup { preemption_policy } => Subject::PodGroup { preemption_policy },
+        }
+    }
+}
+
 /// Decode, decide and encode one pod review (the mutating webhook); a
 /// class the view lacks is read first (live mode), and the review decided
 /// again with it.
 pub async fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    review(state, body, Admitted::Pod).await
+}
+
+/// [`review_pod`] for what `admitted` names.
+pub async fn review(
+    state: &AppState,
+    body: &[u8],
+    admitted: Admitted,
+) -> Result<Vec<u8>, ApiError> {
     let mut read = Read::Nothing;
     loop {
         let reviewed = match decode_in_one_pass::<Decoded<PodPriorityFields>>(body) {
-            Some(request) => finish_pod(state, request, &read)?,
-            None => finish_pod(state, decode_request_in_steps(body)?, &read)?,
+            Some(request) => finish_pod(state, admitted, request, &read)?,
+            None => finish_pod(state, admitted, decode_request_in_steps(body)?, &read)?,
         };
         match reviewed {
             Reviewed::Answer(answer) => return Ok(answer),
@@ -185,20 +281,21 @@ pub async fn review_pod(state: &AppState, body: &[u8]) -> Result<Vec<u8>, ApiErr
 
 fn finish_pod<'s, O: AdmittedObject<PodPriorityFields>>(
     state: &'s AppState,
+    admitted: Admitted,
     mut request: AdmissionRequest<'_, O>,
     read: &Read,
 ) -> Result<Reviewed<'s>, ApiError> {
-    let decision = match decide_pod(state, &mut request, read)? {
+    let decision = match decide_pod(state, admitted, &mut request, read)? {
         Decided::Done(decision) => decision,
         Decided::Ask(ask) => return Ok(Reviewed::Ask(ask)),
     };
     let result = decision.verdict.result();
-    state
-        .metrics
-        .pod_admissions
-        .get_or_create(&ResultLabel { result })
-        .inc();
-    log_decision("pod", &request, &decision);
+    let decisions = match admitted {
+        Admitted::Pod => &state.metrics.pod_admissions,
+        Admitted::PodGroup { .. } => &state.metrics.pod_group_admissions,
+    };
+    decisions.get_or_create(&ResultLabel { result }).inc();
+    log_decision(admitted.webhook(), &request, &decision);
     encode(&request.uid, decision.verdict).map(Reviewed::Answer)
 }
 
@@ -445,19 +542,21 @@ fn message_name<'a, O>(
 
 fn decide_pod<'s, O: AdmittedObject<PodPriorityFields>>(
     state: &'s AppState,
+    admitted: Admitted,
     request: &mut AdmissionRequest<'_, O>,
     read: &Read,
 ) -> Result<Decided<'s>, ApiError> {
-    let is_pods = request.resource.group.is_empty() && request.resource.resource == "pods";
-    if !is_pods || !request.sub_resource.is_empty() {
+    let ours = admitted.matches(&request.resource.group, &request.resource.resource);
+    if !ours || !request.sub_resource.is_empty() {
         return Ok(Decision::ignored().into());
     }
     let update = match &*request.operation {
         "CREATE" => false,
-        "UPDATE" => true,
+        "UPDATE" if admitted.judges_updates() => true,
         _ => return Ok(Decision::ignored().into()),
     };
-    let pod = match request.object.take_decoded("request.object", "Pod") {
+    let kind = admitted.kind();
+    let pod = match request.object.take_decoded("request.object", kind) {
         Ok(pod) => pod,
         Err(verdict) => {
             return Ok(Decision {
@@ -477,7 +576,7 @@ fn decide_pod<'s, O: AdmittedObject<PodPriorityFields>>(
     let object = log_name(|| format!("{namespace}/{name}"));
     let submitted = pod_priority(&pod);
     if update {
-        let old = match request.old_object.take_decoded("request.oldObject", "Pod") {
+        let old = match request.old_object.take_decoded("request.oldObject", kind) {
             Ok(old) => old,
             Err(verdict) => {
                 return Ok(Decision {
@@ -504,14 +603,15 @@ fn decide_pod<'s, O: AdmittedObject<PodPriorityFields>>(
             _ => None,
         },
     };
-    let decision = match priority::admit_create_confirmed(&snapshot, &submitted, class) {
+    let decision = match priority::admit_create_as(admitted.subject(), &snapshot, &submitted, class)
+    {
         Ok(resolved) => Decision {
             verdict: patch_verdict(pod_patch(&pod, &resolved.set)),
             object,
             class: resolved.class_name,
         },
         Err(denial) => Decision {
-            verdict: denied("pods", "Pod", name, denial),
+            verdict: denied(admitted.resource(), kind, name, denial),
             object,
             class: submitted.class_name.to_string(),
         },
@@ -700,3 +800,7 @@ fn decide_priority_class<'s>(
 #[cfg(test)]
 #[path = "admission_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "admission_pod_group_tests.rs"]
+mod pod_group_tests;

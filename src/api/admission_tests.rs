@@ -33,7 +33,7 @@ fn classes() -> Vec<PriorityClass> {
     .collect()
 }
 
-fn ready_state() -> AppState {
+pub(super) fn ready_state() -> AppState {
     let view = Arc::new(ClusterView::new());
     view.publish(Snapshot::build(ClusterObjects {
         priority_classes: classes(),
@@ -46,7 +46,7 @@ fn unready_state() -> AppState {
     AppState::new(Arc::new(ClusterView::new()), Config::default())
 }
 
-fn review(operation: &str, resource: Value, object: Value, old: Value) -> Vec<u8> {
+pub(super) fn review(operation: &str, resource: Value, object: Value, old: Value) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
@@ -82,7 +82,7 @@ fn pod(spec_extra: Value) -> Value {
            "spec": spec})
 }
 
-fn response(body: &[u8]) -> Value {
+pub(super) fn response(body: &[u8]) -> Value {
     let review: Value = serde_json::from_slice(body).unwrap();
     assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
     assert_eq!(review["kind"], "AdmissionReview");
@@ -94,7 +94,7 @@ fn response(body: &[u8]) -> Value {
 }
 
 /// The pod after applying the answer's patch (unchanged when there is none).
-fn patched(object: &Value, response: &Value) -> Value {
+pub(super) fn patched(object: &Value, response: &Value) -> Value {
     let mut object = object.clone();
     if let Some(patch) = response["patch"].as_str() {
         assert_eq!(response["patchType"], "JSONPatch");
@@ -709,7 +709,7 @@ mod one_pass {
         fn one_pass_answers_as_the_two_step_decode(body in bodies()) {
             let state = ready_state();
             let in_steps = decode_request_in_steps(&body)
-                .and_then(|r| answered(finish_pod(&state, r, &Read::Nothing)));
+                .and_then(|r| answered(finish_pod(&state, Admitted::Pod, r, &Read::Nothing)));
             prop_assert_eq!(review_pod(&state, &body), in_steps);
             let in_steps = decode_request_in_steps(&body)
                 .and_then(|r| answered(finish_priority_class(&state, r, &Read::Nothing)));

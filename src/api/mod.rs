@@ -54,10 +54,19 @@ fn bind_routes() -> Router<AppState> {
 }
 
 /// `/admission/*`: kube-apiserver's webhook calls: the priority admission
-/// webhooks (mutating for pods, validating for PriorityClasses).
+/// webhooks (mutating for pods and PodGroups, validating for
+/// PriorityClasses).
 fn admission_routes() -> Router<AppState> {
     Router::new()
         .route("/admission/priority", post(admission::priority))
+        .route(
+            "/admission/podgroup-priority",
+            post(admission::pod_group_priority),
+        )
+        .route(
+            "/admission/podgroup-priority-and-policy",
+            post(admission::pod_group_priority_and_policy),
+        )
         .route("/admission/priorityclass", post(admission::priority_class))
 }
 

@@ -365,6 +365,71 @@ mod tests {
         );
     }
 
+    /// A 1.37 kube-scheduler with `GenericWorkload` on names, under each
+    /// node, a PodGroup victim with `disruptionMode: all` as the whole
+    /// group: every scheduled member, those on other nodes too
+    /// (`GetVictimsOnNode` → `getCrossNodesVictims`,
+    /// `searchCrossNodesVictimPods`; `SelectVictimsOnNode` flattens the
+    /// group's pods into the node's list). An extender's answer is looked
+    /// up in that node's pods alone (`convertToVictims` →
+    /// `convertPodUIDToPod`, pkg/scheduler/extender.go), where a member on
+    /// another node fails the whole preemption ("the pod is not found on
+    /// that node"). So kube-arbiter answers the node's own pods, and a
+    /// member elsewhere is neither answered nor counted as unknown
+    /// (docs/preemption-contract.md, "PodGroup victims").
+    #[tokio::test]
+    async fn a_group_victims_members_on_other_nodes_are_not_answered() {
+        use std::sync::Arc;
+        use tower::ServiceExt;
+
+        let view = Arc::new(crate::cluster::ClusterView::new());
+        view.publish(Snapshot::build(ClusterObjects {
+            nodes: vec![node("n1", 1000, 1 << 30), node("n2", 1000, 1 << 30)],
+            pods: vec![
+                pod("gang-0", "n1", 0, 1000, 0, Some(0)),
+                pod("gang-1", "n2", 0, 1000, 0, Some(0)),
+            ],
+            ..Default::default()
+        }));
+        let state = AppState::new(view.clone(), Config::default());
+        let body = json!({
+            "Pod": {"metadata": {"name": "high", "namespace": "default", "uid": "uid-high"},
+                    "spec": {"priority": 100, "containers": [{"name": "c",
+                             "resources": {"requests": {"cpu": "1"}}}]}},
+            "NodeNameToMetaVictims": {
+                "n1": {"Pods": [{"UID": "uid-gang-0"}, {"UID": "uid-gang-1"}]},
+                "n2": {"Pods": [{"UID": "uid-gang-1"}, {"UID": "uid-gang-0"}]},
+            },
+        });
+        let response = routes()
+            .with_state(state.clone())
+            .oneshot(
+                axum::http::Request::post("/scheduler/preempt")
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from(body.to_string()))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            answer,
+            json!({"NodeNameToMetaVictims": {
+                "n1": {"Pods": [{"UID": "uid-gang-0"}], "NumPDBViolations": 0},
+                "n2": {"Pods": [{"UID": "uid-gang-1"}], "NumPDBViolations": 0},
+            }})
+        );
+        let text = state.metrics.render(&view);
+        let unknown_victims = text
+            .lines()
+            .find_map(|l| l.strip_prefix("kube_arbiter_preempt_unknown_total{what=\"victim\"} "));
+        assert!(matches!(unknown_victims, None | Some("0")), "{text}");
+    }
+
     /// Nodes split over the cores ([`PARALLEL_PREEMPT_MIN`] or more) give
     /// the answer one thread gives with one simulation state, node for node
     /// and in the request's order, and find the unknown names

@@ -12,6 +12,12 @@
 //!   is refused; an equal one is fine, so re-invocation is idempotent.
 //! - UPDATE: no resolution; fields the new object dropped are copied from
 //!   the old one (pod validation forbids changing them anyway).
+//!
+//! PodGroups (`scheduling.k8s.io`, 1.37) are resolved the same way on
+//! CREATE only (`admitPodGroup`): their spec has the same three fields, a
+//! mismatching priority is refused in its own words, and the preemption
+//! policy is resolved only where kube-apiserver's `PodGroupPreemptionPolicy`
+//! gate is on ([`Subject::PodGroup`]).
 
 use std::fmt;
 
@@ -238,6 +244,51 @@ pub fn admit_create(snapshot: &Snapshot, pod: &PodPriority<'_>) -> Result<Resolv
     admit_create_confirmed(snapshot, pod, None)
 }
 
+/// What a CREATE admits: upstream resolves both from the class alike
+/// (`establishPriority`) and differs in the refusals' words and, for
+/// PodGroups, in whether the preemption policy is resolved at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    /// `admitPod`.
+    Pod,
+    /// `admitPodGroup`; `preemption_policy`: kube-apiserver's
+    /// `PodGroupPreemptionPolicy` gate (alpha in 1.37, off by default).
+    /// Off, the policy is neither checked nor set.
+    PodGroup { preemption_policy: bool },
+}
+
+impl Subject {
+    /// Upstream's refusal of a priority the object carries that its class
+    /// does not give.
+    fn priority_mismatch(self, given: i32, computed: i32) -> Denial {
+        Denial::forbidden(match self {
+            Self::Pod => format!(
+                "the integer value of priority ({given}) must not be provided in pod spec; \
+                 priority admission controller computed {computed} from the given PriorityClass name"
+            ),
+            Self::PodGroup { .. } => format!(
+                "priority set in the pod group ({given}) must match the priority computed \
+                 ({computed}) based on the priority class set in the spec"
+            ),
+        })
+    }
+
+    /// The spec upstream names when refusing a preemption policy.
+    fn spec(self) -> &'static str {
+        match self {
+            Self::Pod => "pod spec",
+            Self::PodGroup { .. } => "pod group spec",
+        }
+    }
+
+    fn resolves_preemption_policy(self) -> bool {
+        match self {
+            Self::Pod => true,
+            Self::PodGroup { preemption_policy } => preemption_policy,
+        }
+    }
+}
+
 /// [`admit_create`], with `read` the API server's copy of the class the
 /// pod names and the view lacks ([`missing_class`]); `None` when the API
 /// server has none either.
@@ -246,29 +297,41 @@ pub fn admit_create_confirmed(
     pod: &PodPriority<'_>,
     read: Option<&PriorityClass>,
 ) -> Result<Resolved, Denial> {
-    let (class_name, priority, policy) = resolve_class(snapshot, pod.class_name, read)?;
+    admit_create_as(Subject::Pod, snapshot, pod, read)
+}
+
+/// [`admit_create_confirmed`] for `subject`: a pod, or a PodGroup whose
+/// spec carries the same three fields.
+pub fn admit_create_as(
+    subject: Subject,
+    snapshot: &Snapshot,
+    submitted: &PodPriority<'_>,
+    read: Option<&PriorityClass>,
+) -> Result<Resolved, Denial> {
+    let (class_name, priority, policy) = resolve_class(snapshot, submitted.class_name, read)?;
     let mut set = FieldsToSet::default();
-    match pod.priority {
+    match submitted.priority {
         Some(given) if given != priority => {
-            return Err(Denial::forbidden(format!(
-                "the integer value of priority ({given}) must not be provided in pod spec; \
-                 priority admission controller computed {priority} from the given PriorityClass name"
-            )));
+            return Err(subject.priority_mismatch(given, priority));
         }
         Some(_) => {}
         None => set.priority = Some(priority),
     }
-    match pod.preemption_policy {
-        Some(given) if given != policy.as_str() => {
-            return Err(Denial::forbidden(format!(
-                "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; \
-                 priority admission controller computed {policy} from the given PriorityClass name"
-            )));
+    if subject.resolves_preemption_policy() {
+        match submitted.preemption_policy {
+            Some(given) if given != policy.as_str() => {
+                return Err(Denial::forbidden(format!(
+                    "the string value of PreemptionPolicy ({given}) must not be provided in {}; \
+                     priority admission controller computed {policy} from the given PriorityClass \
+                     name",
+                    subject.spec()
+                )));
+            }
+            Some(_) => {}
+            None => set.preemption_policy = Some(policy.as_str().to_string()),
         }
-        Some(_) => {}
-        None => set.preemption_policy = Some(policy.as_str().to_string()),
     }
-    if pod.class_name != class_name {
+    if submitted.class_name != class_name {
         set.class_name = Some(class_name.clone());
     }
     Ok(Resolved {
@@ -676,5 +739,83 @@ mod tests {
         assert!(preserve_on_update(&changed, &old).is_empty());
         // Nothing to copy from an old pod that had nothing.
         assert!(preserve_on_update(&dropped, &PodPriority::default()).is_empty());
+    }
+
+    const GROUP: Subject = Subject::PodGroup {
+        preemption_policy: false,
+    };
+    const GROUP_WITH_POLICY: Subject = Subject::PodGroup {
+        preemption_policy: true,
+    };
+
+    /// `admitPodGroup` (plugin/pkg/admission/priority/admission.go, 1.37):
+    /// the class resolves as for a pod (`establishPriority`), and the
+    /// default class or priority 0 applies without one.
+    #[test]
+    fn pod_group_create_resolves_its_class_like_a_pod() {
+        let classes = view(vec![default1(), nondefault1()]);
+        let named = admit_create_as(GROUP, &classes, &pod("nondefault1"), None).unwrap();
+        assert_eq!(
+            (named.priority, named.class_name.as_str()),
+            (2000, "nondefault1")
+        );
+        assert_eq!(named.set.priority, Some(2000));
+        assert_eq!(named.set.class_name, None);
+        let defaulted = admit_create_as(GROUP, &classes, &pod(""), None).unwrap();
+        assert_eq!(defaulted.set.priority, Some(1000));
+        assert_eq!(defaulted.set.class_name.as_deref(), Some("default1"));
+        let none = admit_create_as(GROUP, &view(vec![]), &pod(""), None).unwrap();
+        assert_eq!((none.set.priority, none.set.class_name), (Some(0), None));
+        assert_eq!(
+            admit_create_as(GROUP, &classes, &pod("non-existing"), None).unwrap_err(),
+            Denial::forbidden("no PriorityClass with name non-existing was found")
+        );
+    }
+
+    /// `admitPodGroup` words its priority refusal its own way; an equal
+    /// priority passes.
+    #[test]
+    fn pod_group_with_a_different_priority_is_refused_in_upstreams_words() {
+        let classes = view(vec![default1()]);
+        let carrying = |priority| PodPriority {
+            class_name: "default1",
+            priority: Some(priority),
+            preemption_policy: None,
+        };
+        assert_eq!(
+            admit_create_as(GROUP, &classes, &carrying(5), None).unwrap_err(),
+            Denial::forbidden(
+                "priority set in the pod group (5) must match the priority computed (1000) \
+                 based on the priority class set in the spec"
+            )
+        );
+        let equal = admit_create_as(GROUP, &classes, &carrying(1000), None).unwrap();
+        assert!(equal.set.is_empty(), "{equal:?}");
+    }
+
+    /// The preemption policy is resolved only behind
+    /// `PodGroupPreemptionPolicy` (`admitPodGroup`); with the gate off a
+    /// policy the group carries is neither checked nor changed.
+    #[test]
+    fn pod_group_preemption_policy_follows_the_gate() {
+        let classes = view(vec![never_default()]);
+        let off = admit_create_as(GROUP, &classes, &pod(""), None).unwrap();
+        assert_eq!(off.set.preemption_policy, None);
+        let on = admit_create_as(GROUP_WITH_POLICY, &classes, &pod(""), None).unwrap();
+        assert_eq!(on.set.preemption_policy.as_deref(), Some("Never"));
+        let carrying = PodPriority {
+            class_name: "",
+            priority: None,
+            preemption_policy: Some("PreemptLowerPriority"),
+        };
+        assert!(admit_create_as(GROUP, &classes, &carrying, None).is_ok());
+        assert_eq!(
+            admit_create_as(GROUP_WITH_POLICY, &classes, &carrying, None).unwrap_err(),
+            Denial::forbidden(
+                "the string value of PreemptionPolicy (PreemptLowerPriority) must not be \
+                 provided in pod group spec; priority admission controller computed Never from \
+                 the given PriorityClass name"
+            )
+        );
     }
 }

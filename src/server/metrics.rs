@@ -57,6 +57,8 @@ pub struct Metrics {
     pub request_seconds: Family<RouteLabel, Histogram>,
     /// Pod priority admission decisions by result.
     pub pod_admissions: Family<ResultLabel, Counter>,
+    /// PodGroup priority admission decisions by result.
+    pub pod_group_admissions: Family<ResultLabel, Counter>,
     /// PriorityClass validation decisions by result.
     pub priority_class_admissions: Family<ResultLabel, Counter>,
     /// Reviews sent to the API server, by review and result.
@@ -109,6 +111,7 @@ impl Metrics {
             Family::<RouteLabel, Histogram>::new_with_constructor(latency_histogram as fn() -> _);
         let view_objects = Family::<KindLabel, Gauge>::default();
         let pod_admissions = Family::<ResultLabel, Counter>::default();
+        let pod_group_admissions = Family::<ResultLabel, Counter>::default();
         let priority_class_admissions = Family::<ResultLabel, Counter>::default();
         let auth_reviews = Family::<ReviewLabel, Counter>::default();
         let auth_cache_hits = Family::<ReviewLabel, Counter>::default();
@@ -154,6 +157,11 @@ impl Metrics {
             "admission_pod_decisions",
             "Pod priority admission decisions by result (patched, allowed, denied, ignored)",
             pod_admissions.clone(),
+        );
+        registry.register(
+            "admission_podgroup_decisions",
+            "PodGroup priority admission decisions by result (patched, allowed, denied, ignored)",
+            pod_group_admissions.clone(),
         );
         registry.register(
             "admission_priorityclass_decisions",
@@ -271,6 +279,7 @@ impl Metrics {
             requests,
             request_seconds,
             pod_admissions,
+            pod_group_admissions,
             priority_class_admissions,
             auth_reviews,
             auth_cache_hits,

@@ -94,6 +94,19 @@ impl ControlPlane {
     /// component (`GenericWorkload`), and for a gate that brings a beta
     /// API, that API served (`scheduling.k8s.io/v1beta1`).
     pub async fn start_with(name: &str, gates: &[&str]) -> Self {
+        Self::start_configured(name, gates, true).await
+    }
+
+    /// [`ControlPlane::start_with`] with kube-apiserver's in-tree
+    /// `Priority` admission plugin off (`--disable-admission-plugins`), so
+    /// that only kube-arbiter's webhook resolves priorities: with it on,
+    /// the plugin resolves first (it runs before `MutatingAdmissionWebhook`)
+    /// and the webhook finds nothing left to do.
+    pub async fn start_without_priority_plugin(name: &str, gates: &[&str]) -> Self {
+        Self::start_configured(name, gates, false).await
+    }
+
+    async fn start_configured(name: &str, gates: &[&str], priority_plugin: bool) -> Self {
         super::install_crypto_provider();
         let bins = Binaries::from_env();
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -160,12 +173,24 @@ impl ControlPlane {
             // kube-proxy, and no endpoint may be a loopback address.
             "--service-cluster-ip-range=10.96.0.0/16",
             "--endpoint-reconciler-type=none",
-            // On by default; named because the suite depends on them.
-            "--enable-admission-plugins=Priority,MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
-            // It taints every new node not-ready until the node lifecycle
-            // controller sees a kubelet's heartbeat; there is no kubelet.
-            "--disable-admission-plugins=TaintNodesByCondition",
         ]);
+        // On by default; named because the suite depends on them. Off:
+        // TaintNodesByCondition taints every new node not-ready until the
+        // node lifecycle controller sees a kubelet's heartbeat; there is
+        // no kubelet.
+        let (enable, disable) = if priority_plugin {
+            (
+                "Priority,MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+                "TaintNodesByCondition",
+            )
+        } else {
+            (
+                "MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+                "TaintNodesByCondition,Priority",
+            )
+        };
+        apiserver_args.push(format!("--enable-admission-plugins={enable}"));
+        apiserver_args.push(format!("--disable-admission-plugins={disable}"));
         if !gates.is_empty() {
             apiserver_args.push(format!("--feature-gates={feature_gates}"));
             apiserver_args.push("--runtime-config=scheduling.k8s.io/v1beta1=true".to_string());

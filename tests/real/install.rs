@@ -188,6 +188,28 @@ impl Installed {
         format!("https://127.0.0.1:{}{path}", self.port)
     }
 
+    /// Applies the webhook configuration `manifests/FILE` pointing at this
+    /// kube-arbiter: each webhook's `clientConfig.service` becomes a `url`
+    /// on loopback with the service's path, and the caBundle is filled in.
+    /// Applying a configuration of the same name replaces it (the
+    /// README's alternative files, e.g. `mutating-webhook-podgroups.yaml`).
+    pub async fn apply_webhooks(&self, admin: &kube::Client, file: &str) {
+        let ca = std::fs::read_to_string(self.certs.join("ca.crt")).unwrap();
+        let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca);
+        let mut object: Value = serde_saphyr::from_str(&manifest(file)).unwrap();
+        for webhook in object["webhooks"].as_array_mut().unwrap() {
+            let path = webhook["clientConfig"]["service"]["path"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{file}: a webhook without clientConfig.service.path"))
+                .to_string();
+            webhook["clientConfig"] = json!({
+                "url": self.url(&path),
+                "caBundle": ca_bundle,
+            });
+        }
+        apply(admin, object).await;
+    }
+
     /// Everything kube-arbiter has logged so far (every restart's).
     pub fn log(&self) -> String {
         let current = self.process.as_ref().map(Spawned::log).unwrap_or_default();
@@ -347,9 +369,6 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
         .output()
         .unwrap();
     assert!(out.status.success(), "certs: {out:?}");
-    let read = |f: &str| std::fs::read_to_string(certs.join(f)).unwrap();
-    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
-    let ca_bundle = b64(read("ca.crt"));
 
     // Step 2: RBAC, the PriorityClasses kube-arbiter itself runs with.
     apply_yaml(&admin, &manifest("rbac.yaml")).await;
@@ -369,18 +388,8 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
     let installed = Installed::start(plane, setup, &certs, args, port).await;
 
     // Step 3: the webhook configurations, caBundle filled in.
-    for (file, path) in [
-        ("mutating-webhook.yaml", "/admission/priority"),
-        ("validating-webhook.yaml", "/admission/priorityclass"),
-    ] {
-        let mut object: Value = serde_saphyr::from_str(&manifest(file)).unwrap();
-        for webhook in object["webhooks"].as_array_mut().unwrap() {
-            webhook["clientConfig"] = json!({
-                "url": format!("https://127.0.0.1:{port}{path}"),
-                "caBundle": ca_bundle,
-            });
-        }
-        apply(&admin, object).await;
+    for file in ["mutating-webhook.yaml", "validating-webhook.yaml"] {
+        installed.apply_webhooks(&admin, file).await;
     }
 
     // Step 4: kube-scheduler's extenders entry, filled in.
