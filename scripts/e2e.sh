@@ -9,8 +9,8 @@
 #
 #   scripts/e2e.sh [1.37|1.34|all] [TEST-NAME-FILTER]   (default: 1.37)
 #
-# Tests named v1_37_* need a 1.37 feature (gang scheduling) or its
-# wording, and are skipped on 1.34. Each test's logs (every component's) stay in
+# Tests named v1_37_* need 1.37 (a feature such as gang scheduling, or its
+# kube-scheduler's behaviour) and are skipped on 1.34. Each test's logs (every component's) stay in
 # target/tmp/real-cluster/<test>/; a failing test prints their last lines.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
