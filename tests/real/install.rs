@@ -360,6 +360,22 @@ fn spawn(args: &[String]) -> Spawned {
 /// Installs kube-arbiter on `plane` and starts kube-scheduler configured
 /// for it; returns once kube-arbiter is ready and kube-scheduler leads.
 pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
+    let installed = install_without_scheduler(plane, setup, "").await;
+    // Step 4: kube-scheduler's extenders entry, filled in.
+    let config = scheduler_config(&installed, setup);
+    plane.start_scheduler(&config).await;
+    installed
+}
+
+/// The README's steps 1 to 3: kube-arbiter installed and ready, its
+/// webhooks registered, no kube-scheduler started. `settings` (top-level
+/// YAML keys the shipped `config.yaml` does not have) are added to its
+/// settings file.
+pub async fn install_without_scheduler(
+    plane: &ControlPlane,
+    setup: Setup,
+    settings: &str,
+) -> Installed {
     let admin = plane.admin.clone();
     // Step 1: certificates, for the Service names and loopback.
     let certs = plane.dir.join("kube-arbiter-certs");
@@ -378,7 +394,17 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
     let port = free_port();
     let kubeconfig = service_account_kubeconfig(plane, "kube-arbiter").await;
     let config_file = plane.dir.join("kube-arbiter-config.yaml");
-    std::fs::write(&config_file, shipped_config(setup.role)).unwrap();
+    let shipped = shipped_config(setup.role);
+    for line in settings
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.contains(':'))
+    {
+        assert!(
+            !shipped.lines().any(|s| s == line),
+            "the shipped config already has {line:?}"
+        );
+    }
+    std::fs::write(&config_file, format!("{shipped}{settings}")).unwrap();
     let deployment: Value = serde_saphyr::from_str(&manifest("deployment.yaml")).unwrap();
     let mut args = container_args(&deployment, &certs, &config_file, &kubeconfig, port);
     // The README's step 4: the enforcer binds.
@@ -391,10 +417,6 @@ pub async fn install(plane: &mut ControlPlane, setup: Setup) -> Installed {
     for file in ["mutating-webhook.yaml", "validating-webhook.yaml"] {
         installed.apply_webhooks(&admin, file).await;
     }
-
-    // Step 4: kube-scheduler's extenders entry, filled in.
-    let config = scheduler_config(&installed, setup);
-    plane.start_scheduler(&config).await;
     installed
 }
 

@@ -41,6 +41,10 @@ use tokio::task::JoinSet;
 
 use crate::fake_apiserver::FakeApiServer;
 
+#[path = "rng.rs"]
+mod rng;
+pub use rng::Rng;
+
 pub const ZONE: &str = "topology.kubernetes.io/zone";
 pub const HOST: &str = "kubernetes.io/hostname";
 const APP: &str = "web";
@@ -709,25 +713,4 @@ fn summary(filtered: &Value) -> String {
         .map(|(r, n)| format!("{n} node(s): {r}"))
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-/// splitmix64: reproducible random choices from a seed.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    pub fn between(&mut self, (lo, hi): (u64, u64)) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
 }
