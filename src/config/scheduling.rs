@@ -17,6 +17,10 @@
 //!   # (also every extender's managedResources with ignoredByScheduler)
 //!   ignoredResources: [example.com/vgpu-mem]
 //!   ignoredResourceGroups: [hami.io]
+//!   # kube-scheduler's DRAExtendedResource feature gate: on by default
+//!   # from 1.36 (locked on from 1.37); false for a 1.34 or 1.35
+//!   # kube-scheduler, where it is alpha and off by default
+//!   draExtendedResource: true
 //! ```
 
 use serde::Deserialize;
@@ -39,6 +43,21 @@ pub struct SchedulingSettings {
     /// Extended resource prefixes (`example.com` for `example.com/*`) the
     /// fit check does not look at (`ignoredResourceGroups`).
     pub ignored_resource_groups: Vec<String>,
+    /// Whether kube-scheduler's DRAExtendedResource feature gate is on: an
+    /// extended resource a DeviceClass maps is then left to the DRA plugin
+    /// on nodes that do not list it in allocatable.
+    pub dra_extended_resource: DraExtendedResource,
+}
+
+/// kube-scheduler's DRAExtendedResource feature gate (default on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct DraExtendedResource(pub bool);
+
+impl Default for DraExtendedResource {
+    fn default() -> Self {
+        Self(true)
+    }
 }
 
 /// Who else enforces node affinity, inter-pod (anti-)affinity and topology
@@ -329,6 +348,15 @@ mod tests {
         assert_eq!(c.scheduling.ignored_resources, ["example.com/vgpu-mem"]);
         assert_eq!(c.scheduling.ignored_resource_groups, ["hami.io"]);
         assert!(Config::default().scheduling.ignored_resources.is_empty());
+    }
+
+    #[test]
+    fn dra_extended_resource_is_on_unless_turned_off() {
+        assert!(Config::default().scheduling.dra_extended_resource.0);
+        let c = Config::parse("scheduling:\n  draExtendedResource: false\n").unwrap();
+        assert!(!c.scheduling.dra_extended_resource.0);
+        let err = Config::parse("scheduling:\n  draExtendedResource: sometimes\n").unwrap_err();
+        assert!(err.contains("draExtendedResource"), "{err}");
     }
 
     #[test]
