@@ -498,6 +498,7 @@ _VIEW = [
     ("apps", "deployments"),
     ("policy", "poddisruptionbudgets"),
     ("scheduling.k8s.io", "priorityclasses"),
+    ("resource.k8s.io", "deviceclasses"),
 ]
 RBAC_REQUIRED = {
     ("authentication.k8s.io", "tokenreviews", "create"),

@@ -194,6 +194,93 @@ async fn watch_events_change_what_the_view_answers() {
     assert!(events[Kind::Pod as usize].1 >= 4, "{events:?}");
 }
 
+fn gpu_class() -> Value {
+    json!({"metadata": {"name": "gpu.example.com", "uid": "uid-gpu"},
+           "spec": {"extendedResourceName": "example.com/gpu",
+                    "selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}})
+}
+
+fn gpu_mapped(view: &ClusterView) -> bool {
+    view.current().is_some_and(|s| {
+        s.extended_resource_classes()
+            .class_of("example.com/gpu")
+            .is_some()
+    })
+}
+
+#[tokio::test]
+async fn device_class_events_change_which_resources_dra_backs() {
+    let api = cluster().await;
+    let (view, _source) = synced(&api, settings()).await;
+    assert_eq!(snap(&view).counts().device_classes, 0);
+    api.apply("DeviceClass", gpu_class());
+    until("the DeviceClass maps example.com/gpu", || gpu_mapped(&view)).await;
+    let s = snap(&view);
+    assert!(
+        s.extended_resource_classes()
+            .class_of("deviceclass.resource.kubernetes.io/gpu.example.com")
+            .is_some()
+    );
+    assert_eq!(s.counts().device_classes, 1);
+    api.delete("DeviceClass", "", "gpu.example.com");
+    until("the deleted DeviceClass maps nothing", || {
+        !gpu_mapped(&view)
+    })
+    .await;
+}
+
+/// resource.k8s.io/v1 is served by default from 1.34; an older API server
+/// (or one with the group turned off) answers 404, and the view goes on
+/// without DeviceClasses: ready, never stale, asking again until served.
+#[tokio::test]
+async fn a_cluster_without_device_classes_is_ready_and_picks_them_up_once_served() {
+    let api = cluster().await;
+    api.set_served("DeviceClass", false);
+    api.load("DeviceClass", [gpu_class()]);
+    let (view, _source) = synced(&api, settings()).await;
+    assert_eq!(snap(&view).counts().device_classes, 0);
+    let asked = || {
+        api.requests()
+            .iter()
+            .filter(|r| r.starts_with("GET /apis/resource.k8s.io/v1/deviceclasses?"))
+            .count()
+    };
+    until("DeviceClasses were asked for three times", || asked() >= 3).await;
+    // Past staleAfterSeconds (1 s here) since the first 404.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert!(
+        view.is_ready() && !view.is_stale(),
+        "a 404 is not a failure"
+    );
+    assert_eq!(view.sync_stats().read().age, Duration::ZERO);
+
+    api.set_served("DeviceClass", true);
+    until("the DeviceClass is in the view once served", || {
+        gpu_mapped(&view)
+    })
+    .await;
+
+    api.set_served("DeviceClass", false);
+    until("a DeviceClass API turned off empties them", || {
+        !gpu_mapped(&view)
+    })
+    .await;
+    assert!(view.is_ready());
+}
+
+#[tokio::test]
+async fn a_one_shot_list_goes_on_without_device_classes_where_not_served() {
+    let api = cluster().await;
+    api.set_served("DeviceClass", false);
+    let s = live::list_once(Some(api.kubeconfig())).await.unwrap();
+    assert_eq!((s.counts().nodes, s.counts().device_classes), (2, 0));
+
+    api.set_served("DeviceClass", true);
+    api.apply("DeviceClass", gpu_class());
+    let s = live::list_once(Some(api.kubeconfig())).await.unwrap();
+    assert_eq!(s.counts().device_classes, 1);
+}
+
 #[tokio::test]
 async fn gone_410_relists_and_loses_no_change() {
     let api = cluster().await;

@@ -894,3 +894,57 @@ async fn fit_predicts_the_victims_preemption_takes() {
     predicted_priorities.sort_unstable();
     assert_eq!(evicted, predicted_priorities, "fit {predicted}");
 }
+
+/// A DeviceClass maps `example.com/gpu` (1.37: DRAExtendedResource is GA,
+/// so the API server keeps `extendedResourceName`); no node lists it. fit,
+/// reading the live cluster with DeviceClasses, leaves it to DRA as
+/// 1.37's NodeResourcesFit does (`shouldDelegateResourceToDRA`): the two
+/// replicas are judged on cpu alone, the first placed on the free node,
+/// the second by evicting the batch-low pod, and the answer names the
+/// resource. Before, every node was "Insufficient example.com/gpu" and no
+/// preemption helped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real control plane: scripts/e2e.sh"]
+async fn v1_37_fit_leaves_a_dra_extended_resource_to_dra() {
+    let (plane, _arbiter) =
+        cluster_with("dra-extended", Setup::new(Role::NextToInTreePlugins)).await;
+    let client = plane.admin.clone();
+    nodes(&client, &["za"], 2).await;
+    real::install::apply(
+        &client,
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+               "metadata": {"name": "gpu.example.com"},
+               "spec": {"extendedResourceName": "example.com/gpu",
+                        "selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}),
+    )
+    .await;
+    let batch = json!({"priorityClassName": "batch-low", "containers": pause_requesting("3")});
+    deployment(&client, NS, "batch", 1, batch).await;
+    wait_bound(&client, NS, "batch", 1).await;
+
+    let mut spec = json!({"priorityClassName": "high-priority"});
+    spec["containers"] = json!([{"name": "app", "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": "3", "example.com/gpu": "1"},
+                      "limits": {"example.com/gpu": "1"}}}]);
+    let object = deployment_object(NS, "trainer", 2, spec);
+    let predicted = fit_before_applying(&plane, &object).await;
+    assert_eq!(
+        (&predicted["placed"], &predicted["placedByPreemption"]),
+        (&json!(2), &json!(1)),
+        "{predicted}"
+    );
+    assert_eq!(
+        predicted["draExtendedResources"],
+        json!([{"resource": "example.com/gpu", "deviceClass": "gpu.example.com"}]),
+        "{predicted}"
+    );
+    let victims = predicted["victims"].as_array().unwrap();
+    assert_eq!(victims.len(), 1, "{predicted}");
+    assert!(
+        victims[0]["pod"]
+            .as_str()
+            .unwrap()
+            .starts_with("e2e/batch-"),
+        "{predicted}"
+    );
+}

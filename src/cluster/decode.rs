@@ -129,6 +129,7 @@ impl Sink {
             namespaces,
             pdbs,
             priority_classes,
+            device_classes,
             services,
             replica_sets,
             stateful_sets,
@@ -168,6 +169,7 @@ fn json_item(text: &str, raw: &RawValue, sink: &mut Sink) -> Result<(), DecodeEr
         Kind::Namespace => serde_json::from_str(item).map(Obj::Namespace),
         Kind::Pdb => serde_json::from_str(item).map(Obj::Pdb),
         Kind::PriorityClass => serde_json::from_str(item).map(Obj::PriorityClass),
+        Kind::DeviceClass => serde_json::from_str(item).map(Obj::DeviceClass),
         Kind::Service => serde_json::from_str(item).map(Obj::Service),
         Kind::ReplicaSet => serde_json::from_str(item).map(Obj::ReplicaSet),
         Kind::StatefulSet => serde_json::from_str(item).map(Obj::StatefulSet),
@@ -221,6 +223,7 @@ enum Kind {
     Namespace,
     Pdb,
     PriorityClass,
+    DeviceClass,
     Service,
     ReplicaSet,
     StatefulSet,
@@ -235,6 +238,7 @@ enum Obj {
     Namespace(crate::model::Namespace),
     Pdb(crate::model::PodDisruptionBudget),
     PriorityClass(crate::model::PriorityClass),
+    DeviceClass(crate::model::DeviceClass),
     Service(crate::model::MapSelectorOwner),
     ReplicaSet(crate::model::SelectorOwner),
     StatefulSet(crate::model::SelectorOwner),
@@ -248,6 +252,7 @@ fn kind_of(kind: &str) -> Option<Kind> {
         "Namespace" => Kind::Namespace,
         "PodDisruptionBudget" => Kind::Pdb,
         "PriorityClass" => Kind::PriorityClass,
+        "DeviceClass" => Kind::DeviceClass,
         "Service" => Kind::Service,
         "ReplicaSet" => Kind::ReplicaSet,
         "StatefulSet" => Kind::StatefulSet,
@@ -274,6 +279,7 @@ fn add_object<E>(
         Obj::Namespace(x) => o.namespaces.push(x),
         Obj::Pdb(x) => o.pdbs.push(x),
         Obj::PriorityClass(x) => o.priority_classes.push(x),
+        Obj::DeviceClass(x) => o.device_classes.push(x),
         Obj::Service(x) => o.services.push(x),
         Obj::ReplicaSet(x) => o.replica_sets.push(x),
         Obj::StatefulSet(x) => o.stateful_sets.push(x),
@@ -357,6 +363,7 @@ fn yaml_item(item: &SpannedValue, sink: &mut Sink) -> Result<(), DecodeError> {
         Kind::Namespace => Deserialize::deserialize(value).map(Obj::Namespace),
         Kind::Pdb => Deserialize::deserialize(value).map(Obj::Pdb),
         Kind::PriorityClass => Deserialize::deserialize(value).map(Obj::PriorityClass),
+        Kind::DeviceClass => Deserialize::deserialize(value).map(Obj::DeviceClass),
         Kind::Service => Deserialize::deserialize(value).map(Obj::Service),
         Kind::ReplicaSet => Deserialize::deserialize(value).map(Obj::ReplicaSet),
         Kind::StatefulSet => Deserialize::deserialize(value).map(Obj::StatefulSet),
@@ -552,6 +559,24 @@ items:
         assert_eq!(o.nodes.len(), 1);
         assert_eq!(o.priority_classes[0].value, 1000);
         assert!(o.priority_classes[0].global_default);
+    }
+
+    #[test]
+    fn device_classes_are_read_from_json_and_yaml() {
+        let yaml = "kind: DeviceClass\napiVersion: resource.k8s.io/v1\nmetadata:\n  name: gpu\nspec:\n  extendedResourceName: example.com/gpu\n  selectors: [{cel: {expression: 'true'}}]\n";
+        let (o, ignored) = decode(yaml).unwrap();
+        assert!(ignored.kinds.is_empty(), "{ignored:?}");
+        assert_eq!(
+            o.device_classes[0].spec.extended_resource_name.as_deref(),
+            Some("example.com/gpu")
+        );
+        let json = r#"{"kind": "List", "items": [{"kind": "DeviceClass", "apiVersion": "resource.k8s.io/v1", "metadata": {"name": "fpga"}, "spec": {}}]}"#;
+        let (o, _) = decode(json).unwrap();
+        assert_eq!(o.device_classes[0].metadata.name, "fpga");
+        assert_eq!(o.device_classes[0].spec.extended_resource_name, None);
+        let err = decode(&json.replace("\"spec\": {}", "\"spec\": {\"extendedResourceName\": 3}"))
+            .unwrap_err();
+        assert!(err.reason.contains("DeviceClass fpga"), "{err}");
     }
 
     #[test]

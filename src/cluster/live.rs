@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::{apps, core, policy, scheduling};
+use k8s_openapi::api::{apps, core, policy, resource, scheduling};
 use kube::core::ApiResource;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
@@ -35,7 +35,8 @@ pub(crate) use self::watch::describe;
 use super::{Binder, ClusterView, Kind};
 use crate::config::LiveSettings;
 use crate::model::{
-    MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
+    DeviceClass, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
+    SelectorOwner,
 };
 
 /// The running live source; dropping it stops the watches.
@@ -160,6 +161,14 @@ fn spawn_watches(
             ApiResource::erase::<scheduling::v1::PriorityClass>(&()),
             Kind::PriorityClass,
             Update::PriorityClass,
+            t(),
+            r(),
+        )),
+        tokio::spawn(watch::run::<DeviceClass>(
+            c(),
+            ApiResource::erase::<resource::v1::DeviceClass>(&()),
+            Kind::DeviceClass,
+            Update::DeviceClass,
             t(),
             r(),
         )),

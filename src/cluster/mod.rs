@@ -16,9 +16,10 @@ pub use assume::AssumeError;
 pub use binder::{BindRequest, Binder};
 pub use in_flight::{CandidateNodes, InFlight, InFlightPod, Settled};
 pub use snapshot::{
-    ByNode, Candidates, ClusterObjects, DomainId, HolderGroup, KeyDomains, ListedPod, NameIndex,
-    NodeIdx, NodeInfo, NodeList, NodePods, NodeSet, NodeSets, ObjectCounts, Owners, PdbIndex,
-    PodChange, PodPdbs, PodRef, PodSummary, SharedObjects, Snapshot, TopologyIndex, pod_importance,
+    ByNode, Candidates, ClusterObjects, DomainId, ExtendedResourceClasses, HolderGroup, KeyDomains,
+    ListedPod, NameIndex, NodeIdx, NodeInfo, NodeList, NodePods, NodeSet, NodeSets, ObjectCounts,
+    Owners, PdbIndex, PodChange, PodPdbs, PodRef, PodSummary, SharedObjects, Snapshot,
+    TopologyIndex, pod_importance,
 };
 pub use sync_stats::{Kind, SyncStats};
 pub use view::{ClusterView, ViewStats};

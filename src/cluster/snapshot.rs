@@ -5,8 +5,9 @@
 //! node (with what preemption reads of each, side by side), pods by
 //! namespace, pods that carry pod (anti-)affinity terms, pod by UID,
 //! unbound pods by nominated node, namespace labels, the PDBs selecting
-//! each bound pod, PriorityClasses by name, the owners that define default
-//! spread selectors, and topology domains per label key. Collections are
+//! each bound pod, PriorityClasses by name, the extended resources
+//! DeviceClasses map, the owners that define default spread selectors, and
+//! topology domains per label key. Collections are
 //! `Arc`-shared so a source can publish a new snapshot that reuses every
 //! part an update did not touch.
 
@@ -16,12 +17,14 @@ use std::sync::Arc;
 use foldhash::HashMapExt;
 
 use self::uid_index::UidIndex;
+use super::Kind;
 use crate::model::{
-    LabelSelector, Labels, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget,
-    PriorityClass, SelectorOwner,
+    DeviceClass, LabelSelector, Labels, MapSelectorOwner, Namespace, Node, Pod,
+    PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
 
 mod chunked;
+mod device_classes;
 mod indexes;
 mod label_index;
 mod label_twins;
@@ -36,6 +39,7 @@ mod uid_index;
 mod update;
 
 pub use self::chunked::{Chunked, NodeList};
+pub use self::device_classes::ExtendedResourceClasses;
 use self::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 pub use self::label_index::Candidates;
 use self::label_index::{LabelIndex, ListEdit};
@@ -60,6 +64,7 @@ pub struct ClusterObjects {
     pub namespaces: Vec<Namespace>,
     pub pdbs: Vec<PodDisruptionBudget>,
     pub priority_classes: Vec<PriorityClass>,
+    pub device_classes: Vec<DeviceClass>,
     pub services: Vec<MapSelectorOwner>,
     pub replica_sets: Vec<SelectorOwner>,
     pub stateful_sets: Vec<SelectorOwner>,
@@ -131,6 +136,7 @@ pub struct Snapshot {
     namespaces: Arc<Map<String, Arc<Namespace>>>,
     pdbs: PdbIndex,
     priority_classes: Arc<BTreeMap<String, Arc<PriorityClass>>>,
+    extended_resource_classes: Arc<ExtendedResourceClasses>,
     owners_by_namespace: Arc<Map<String, Owners>>,
     topology: Arc<TopologyIndex>,
     pod_count: usize,
@@ -172,6 +178,7 @@ pub struct ObjectCounts {
     pub namespaces: usize,
     pub pdbs: usize,
     pub priority_classes: usize,
+    pub device_classes: usize,
     pub services: usize,
     pub replica_sets: usize,
     pub stateful_sets: usize,
@@ -179,13 +186,14 @@ pub struct ObjectCounts {
 }
 
 impl ObjectCounts {
-    pub fn by_kind(&self) -> [(&'static str, usize); 9] {
+    pub fn by_kind(&self) -> [(&'static str, usize); Kind::ALL.len()] {
         [
             ("Node", self.nodes),
             ("Pod", self.pods),
             ("Namespace", self.namespaces),
             ("PodDisruptionBudget", self.pdbs),
             ("PriorityClass", self.priority_classes),
+            ("DeviceClass", self.device_classes),
             ("Service", self.services),
             ("ReplicaSet", self.replica_sets),
             ("StatefulSet", self.stateful_sets),
@@ -204,6 +212,7 @@ pub struct SharedObjects {
     pub namespaces: Vec<Arc<Namespace>>,
     pub pdbs: Vec<Arc<PodDisruptionBudget>>,
     pub priority_classes: Vec<Arc<PriorityClass>>,
+    pub device_classes: Vec<Arc<DeviceClass>>,
     pub services: Vec<Arc<MapSelectorOwner>>,
     pub replica_sets: Vec<Arc<SelectorOwner>>,
     pub stateful_sets: Vec<Arc<SelectorOwner>>,
@@ -221,6 +230,7 @@ impl From<ClusterObjects> for SharedObjects {
             namespaces: share(o.namespaces),
             pdbs: share(o.pdbs),
             priority_classes: share(o.priority_classes),
+            device_classes: share(o.device_classes),
             services: share(o.services),
             replica_sets: share(o.replica_sets),
             stateful_sets: share(o.stateful_sets),
@@ -307,6 +317,9 @@ impl Snapshot {
             namespaces: Arc::new(namespaces_by_name(objects.namespaces)),
             pdbs,
             priority_classes: Arc::new(priority_classes_by_name(objects.priority_classes)),
+            extended_resource_classes: Arc::new(ExtendedResourceClasses::of(
+                objects.device_classes,
+            )),
             owners_by_namespace: Arc::new(owners_by_namespace(
                 objects.services,
                 objects.replica_sets,
@@ -486,6 +499,11 @@ impl Snapshot {
         self.priority_classes.values().map(|p| &**p)
     }
 
+    /// The extended resources DeviceClasses map.
+    pub fn extended_resource_classes(&self) -> &ExtendedResourceClasses {
+        &self.extended_resource_classes
+    }
+
     pub fn owners_in_namespace(&self, namespace: &str) -> Option<&Owners> {
         self.owners_by_namespace.get(namespace)
     }
@@ -523,6 +541,7 @@ impl Snapshot {
             namespaces: self.namespaces.len(),
             pdbs: self.pdbs.len(),
             priority_classes: self.priority_classes.len(),
+            device_classes: self.extended_resource_classes.classes(),
             ..Default::default()
         };
         for o in owners {

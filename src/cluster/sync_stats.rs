@@ -14,24 +14,36 @@ pub enum Kind {
     Namespace,
     PodDisruptionBudget,
     PriorityClass,
+    DeviceClass,
     Service,
     ReplicaSet,
     StatefulSet,
     ReplicationController,
 }
 
+/// How many kinds a source watches.
+pub const KINDS: usize = 10;
+
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; KINDS] = [
         Kind::Node,
         Kind::Pod,
         Kind::Namespace,
         Kind::PodDisruptionBudget,
         Kind::PriorityClass,
+        Kind::DeviceClass,
         Kind::Service,
         Kind::ReplicaSet,
         Kind::StatefulSet,
         Kind::ReplicationController,
     ];
+
+    /// A kind an API server may not serve at all: DeviceClasses
+    /// (`resource.k8s.io/v1`, served by default from 1.34). Where it is not
+    /// served the view goes on without such objects.
+    pub fn may_be_unserved(self) -> bool {
+        matches!(self, Kind::DeviceClass)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -40,6 +52,7 @@ impl Kind {
             Kind::Namespace => "Namespace",
             Kind::PodDisruptionBudget => "PodDisruptionBudget",
             Kind::PriorityClass => "PriorityClass",
+            Kind::DeviceClass => "DeviceClass",
             Kind::Service => "Service",
             Kind::ReplicaSet => "ReplicaSet",
             Kind::StatefulSet => "StatefulSet",
@@ -50,8 +63,8 @@ impl Kind {
 
 #[derive(Debug, Default)]
 pub struct SyncStats {
-    events: [AtomicU64; 9],
-    relists: [AtomicU64; 9],
+    events: [AtomicU64; KINDS],
+    relists: [AtomicU64; KINDS],
     publish_nanos: AtomicU64,
     lagging_since: Mutex<Option<Instant>>,
 }
@@ -59,8 +72,8 @@ pub struct SyncStats {
 /// One scrape's reading of [`SyncStats`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncReading {
-    pub events: [(Kind, u64); 9],
-    pub relists: [(Kind, u64); 9],
+    pub events: [(Kind, u64); KINDS],
+    pub relists: [(Kind, u64); KINDS],
     pub publish_seconds: f64,
     /// How long the view may have been behind the cluster; zero while every
     /// watch is in step.
@@ -91,7 +104,7 @@ impl SyncStats {
 
     pub fn read(&self) -> SyncReading {
         let by_kind =
-            |a: &[AtomicU64; 9]| Kind::ALL.map(|k| (k, a[k as usize].load(Ordering::Relaxed)));
+            |a: &[AtomicU64; KINDS]| Kind::ALL.map(|k| (k, a[k as usize].load(Ordering::Relaxed)));
         let age = self
             .lagging_since
             .lock()

@@ -175,6 +175,17 @@ impl SchedulingSettings {
         self.default_spread_constraints.validate()
     }
 
+    /// Whether kube-scheduler's DRAExtendedResource gate is on: an
+    /// extended resource a DeviceClass maps is then left to the DRA plugin
+    /// on nodes that do not list it in allocatable.
+    pub fn dra_extended_resource(&self) -> bool {
+        upstream::gate_on(
+            self.kubernetes_version,
+            &self.feature_gates,
+            upstream::DRA_EXTENDED_RESOURCE,
+        )
+    }
+
     /// The upstream behaviour these settings select.
     pub fn upstream(&self) -> Upstream {
         upstream::selected(self.kubernetes_version, &self.feature_gates)

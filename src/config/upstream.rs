@@ -7,7 +7,11 @@
 //!   kubernetesVersion: "1.37"     # 1.33..=1.37; the default is the newest
 //!   featureGates:
 //!     TaintTolerationComparisonOperators: false   # alpha since 1.35
+//!     DRAExtendedResource: true   # alpha 1.34, on from 1.36, locked on in 1.37
 //! ```
+//!
+//! A gate left out takes its default in the followed minor, as
+//! kube-scheduler's does (`pkg/features/kube_features.go`).
 //!
 //! Like kube-scheduler's own feature gates (`utilfeature.DefaultFeatureGate`),
 //! the choice is process-wide: [`Upstream::follow`] records it once at start,
@@ -26,9 +30,47 @@ use serde::Deserialize;
 pub const OLDEST_MINOR: u8 = 33;
 pub const NEWEST_MINOR: u8 = 37;
 
-/// The feature gates kube-arbiter mirrors, with the minor each appeared in.
-const GATES: &[(&str, u8)] = &[(TAINT_TOLERATION_COMPARISON_OPERATORS, 35)];
+/// A feature gate kube-arbiter mirrors, and its life upstream.
+struct Gate {
+    name: &'static str,
+    /// The minor it appeared in (alpha).
+    since: u8,
+    /// The minor from which it is on by default.
+    on_from: Option<u8>,
+    /// The minor from which it is locked on (GA).
+    locked_from: Option<u8>,
+}
+
+const GATES: &[Gate] = &[
+    Gate {
+        name: TAINT_TOLERATION_COMPARISON_OPERATORS,
+        since: 35,
+        on_from: None,
+        locked_from: None,
+    },
+    Gate {
+        name: DRA_EXTENDED_RESOURCE,
+        since: 34,
+        on_from: Some(36),
+        locked_from: Some(37),
+    },
+];
 const TAINT_TOLERATION_COMPARISON_OPERATORS: &str = "TaintTolerationComparisonOperators";
+/// An extended resource a DeviceClass maps is left to the DRA plugin on
+/// nodes that do not list it (`shouldDelegateResourceToDRA`).
+pub const DRA_EXTENDED_RESOURCE: &str = "DRAExtendedResource";
+
+/// Whether gate `name` is on in `minor` with `gates` set: as set, else its
+/// default there.
+pub fn gate_on(minor: Minor, gates: &FeatureGates, name: &str) -> bool {
+    gates.get(name).copied().unwrap_or_else(|| {
+        GATES
+            .iter()
+            .find(|g| g.name == name)
+            .and_then(|g| g.on_from)
+            .is_some_and(|from| minor.0 >= from)
+    })
+}
 
 /// A Kubernetes minor version, 1.`0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -143,24 +185,27 @@ pub type FeatureGates = BTreeMap<String, bool>;
 pub fn selected(minor: Minor, gates: &FeatureGates) -> Upstream {
     Upstream {
         minor,
-        comparison_operators: gates
-            .get(TAINT_TOLERATION_COMPARISON_OPERATORS)
-            .copied()
-            .unwrap_or(false),
+        comparison_operators: gate_on(minor, gates, TAINT_TOLERATION_COMPARISON_OPERATORS),
     }
 }
 
-/// An unknown gate, or one turned on that `minor` does not have yet, is an
-/// error naming it.
+/// An unknown gate, one turned on that `minor` does not have yet, or one
+/// turned off that `minor` has locked on, is an error naming it.
 pub fn validate_gates(minor: Minor, gates: &FeatureGates) -> Result<(), String> {
     for (name, &on) in gates {
-        let Some(&(_, since)) = GATES.iter().find(|(gate, _)| gate == name) else {
-            let known: Vec<&str> = GATES.iter().map(|(g, _)| *g).collect();
+        let Some(gate) = GATES.iter().find(|g| g.name == name) else {
+            let known: Vec<&str> = GATES.iter().map(|g| g.name).collect();
             return Err(format!(
                 "scheduling.featureGates.{name}: unknown feature gate (kube-arbiter mirrors {})",
                 known.join(", ")
             ));
         };
+        let since = gate.since;
+        if let Some(locked) = gate.locked_from.filter(|l| !on && minor.0 >= *l) {
+            return Err(format!(
+                "scheduling.featureGates.{name}: locked on since 1.{locked} (GA); Kubernetes {minor} cannot turn it off"
+            ));
+        }
         if on && minor.0 < since {
             return Err(format!(
                 "scheduling.featureGates.{name}: Kubernetes {minor} has no such gate (it appeared in 1.{since}); set scheduling.kubernetesVersion to 1.{since} or later"
@@ -233,6 +278,39 @@ mod tests {
         assert!(upstream(on).unwrap().comparison_operators);
         let off = "scheduling:\n  featureGates: {TaintTolerationComparisonOperators: false}\n";
         assert!(!upstream(off).unwrap().comparison_operators);
+    }
+
+    /// `DRAExtendedResource` in kube_features.go: alpha in 1.34 and 1.35,
+    /// beta (on) in 1.36, GA and locked on in 1.37.
+    #[test]
+    fn the_dra_extended_resource_gate_follows_the_minor() {
+        let on = |yaml: &str| {
+            Config::parse(yaml).map(|c| {
+                let s = &c.scheduling;
+                gate_on(
+                    s.kubernetes_version,
+                    &s.feature_gates,
+                    DRA_EXTENDED_RESOURCE,
+                )
+            })
+        };
+        assert_eq!(on(""), Ok(true));
+        assert_eq!(on("scheduling:\n  kubernetesVersion: \"1.36\"\n"), Ok(true));
+        assert_eq!(
+            on("scheduling:\n  kubernetesVersion: \"1.35\"\n"),
+            Ok(false)
+        );
+        assert_eq!(
+            on("scheduling:\n  kubernetesVersion: \"1.34\"\n"),
+            Ok(false)
+        );
+        let alpha_on = "scheduling:\n  kubernetesVersion: \"1.34\"\n  featureGates: {DRAExtendedResource: true}\n";
+        assert_eq!(on(alpha_on), Ok(true));
+        let beta_off = "scheduling:\n  kubernetesVersion: \"1.36\"\n  featureGates: {DRAExtendedResource: false}\n";
+        assert_eq!(on(beta_off), Ok(false));
+        let err = on("scheduling:\n  featureGates: {DRAExtendedResource: false}\n").unwrap_err();
+        assert!(err.contains("locked on since 1.37"), "{err}");
+        assert!(on("scheduling:\n  kubernetesVersion: \"1.33\"\n  featureGates: {DRAExtendedResource: true}\n").is_err());
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::policy::Code;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::{PodFilters, UNTOLERATED_TAINT_REASON};
 use crate::policy::prioritize::{NodeScores, prioritize};
-use crate::policy::resources::{NodeResources, without_ignored};
+use crate::policy::resources::{NodeResources, PodRequest};
 
 pub use self::named::{namespaces_named, pods_in_text};
 pub use self::preemption::{PreemptionCandidate, PreemptionOutlook};
@@ -57,6 +57,19 @@ pub struct Explanation {
     /// Set when the pod fits on no node.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preemption: Option<PreemptionOutlook>,
+    /// The requested extended resources DeviceClasses map: checked against
+    /// allocatable only on nodes that list them; elsewhere the DRA plugin
+    /// decides, which kube-arbiter does not judge.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dra_extended_resources: Vec<DraExtendedResource>,
+}
+
+/// An extended resource the pod requests that a DeviceClass maps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DraExtendedResource {
+    pub resource: String,
+    pub device_class: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -152,6 +165,7 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
         feasible: 0,
         nodes: Vec::new(),
         preemption: None,
+        dra_extended_resources: Vec::new(),
     };
     let filters = match PodFilters::prepare(snapshot, pod, settings) {
         Ok(f) => f,
@@ -160,13 +174,18 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
     let mut nodes: Vec<NodeExplanation> = Vec::with_capacity(total);
     let mut feasible: Vec<NodeAt<'_>> = Vec::new();
     let mut unschedulable: Vec<NodeIdx> = Vec::new();
-    let requests = without_ignored(pod_requests(pod), settings);
+    let request = PodRequest::new(
+        pod_requests(pod),
+        settings,
+        snapshot.extended_resource_classes(),
+    );
     for (idx, info) in snapshot.nodes().iter().enumerate() {
         let idx = idx as NodeIdx;
         let at = NodeAt::indexed(&info.node, idx);
         let fit = || {
             let free = &info.node.status.allocatable;
-            NodeResources::new(free, info.pods.requested(), info.pods.len()).fits(&requests)
+            NodeResources::new(free, info.pods.requested(), info.pods.len())
+                .fits(&request.on_node(free))
         };
         let (result, reason) = match filters.check_at_with_fit(at, fit) {
             Ok(()) => {
@@ -226,6 +245,14 @@ pub fn explain(snapshot: &Snapshot, pod: &Pod, config: &Config) -> Explanation {
         nodes,
         summary,
         preemption,
+        dra_extended_resources: request
+            .dra_backed()
+            .iter()
+            .map(|(resource, class)| DraExtendedResource {
+                resource: resource.clone(),
+                device_class: class.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -541,6 +568,83 @@ mod tests {
         assert_eq!(
             ignored.preemption.unwrap().candidates[0].victims,
             ["shop/l"]
+        );
+    }
+
+    /// 1.37 NodeResourcesFit (`shouldDelegateResourceToDRA`): a resource a
+    /// DeviceClass maps is not checked on nodes that do not list it, so
+    /// the node that has room for the cpu is feasible, the one that lacks
+    /// cpu is short of cpu alone, preemption frees cpu, and the answer
+    /// says the device itself was not judged.
+    #[test]
+    fn dra_extended_resources_are_left_to_dra_where_nodes_do_not_list_them() {
+        let node = |name: &str| -> Node {
+            serde_json::from_value(json!({"metadata": {"name": name},
+                "status": {"allocatable": {"cpu": "4", "pods": "110"}}}))
+            .unwrap()
+        };
+        let low: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "l", "namespace": "shop", "uid": "uid-l"},
+            "spec": {"nodeName": "n1", "priority": 0, "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "3"}}}]}}))
+        .unwrap();
+        let view = |classes: Vec<crate::model::DeviceClass>, nodes: Vec<Node>| {
+            Snapshot::build(ClusterObjects {
+                nodes,
+                pods: vec![low.clone()],
+                device_classes: classes,
+                ..Default::default()
+            })
+        };
+        let gpu: crate::model::DeviceClass = serde_json::from_value(json!({
+            "metadata": {"name": "gpu.example.com"},
+            "spec": {"extendedResourceName": "example.com/gpu"}}))
+        .unwrap();
+        let h: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "h", "namespace": "shop"},
+            "spec": {"priority": 1000, "containers": [{"name": "c", "resources": {"requests": {
+                "cpu": "2", "example.com/gpu": "1"}}}]}}))
+        .unwrap();
+
+        let e = explain(
+            &view(vec![gpu.clone()], vec![node("n1"), node("n2")]),
+            &h,
+            &Config::default(),
+        );
+        assert_eq!(e.feasible, 1);
+        assert_eq!(e.nodes[1].result, "Feasible");
+        assert_eq!(
+            e.nodes[0].reason.as_deref(),
+            Some("Insufficient cpu (requests 2000m, 1000m of 4000m free)")
+        );
+        assert_eq!(
+            e.dra_extended_resources,
+            [DraExtendedResource {
+                resource: "example.com/gpu".into(),
+                device_class: "gpu.example.com".into()
+            }]
+        );
+        let table = render_table(&e);
+        assert!(
+            table
+                .contains("example.com/gpu (DeviceClass gpu.example.com): a DRA extended resource"),
+            "{table}"
+        );
+        assert!(render_json(&e).contains("\"deviceClass\": \"gpu.example.com\""));
+
+        let e = explain(&view(vec![gpu], vec![node("n1")]), &h, &Config::default());
+        assert_eq!(e.preemption.unwrap().candidates[0].victims, ["shop/l"]);
+
+        let without = explain(
+            &view(vec![], vec![node("n1"), node("n2")]),
+            &h,
+            &Config::default(),
+        );
+        assert_eq!(without.feasible, 0);
+        assert!(without.dra_extended_resources.is_empty());
+        assert_eq!(
+            without.summary,
+            "0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient example.com/gpu."
         );
     }
 

@@ -83,6 +83,15 @@ pub fn render_table(e: &Explanation) -> String {
     if let Some(p) = &e.preemption {
         render_preemption(&mut out, p);
     }
+    for d in &e.dra_extended_resources {
+        let _ = writeln!(
+            out,
+            "{} (DeviceClass {}): a DRA extended resource, checked against allocatable \
+             only on nodes that list it; elsewhere kube-scheduler's DynamicResources plugin \
+             decides whether a device is free (not judged here)",
+            d.resource, d.device_class
+        );
+    }
     out
 }
 

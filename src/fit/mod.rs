@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::cluster::{PodChange, Snapshot};
 use crate::config::Config;
-use crate::explain::{Explanation, explain};
+use crate::explain::{DraExtendedResource, Explanation, explain};
 use crate::model::Pod;
 
 pub use self::named::namespaces_named;
@@ -75,6 +75,11 @@ pub struct FitAnswer {
     pub first_unplaced: Option<Unschedulable>,
     /// Every pod preemption would evict, in the order it would.
     pub victims: Vec<Victim>,
+    /// The requested extended resources DeviceClasses map: no replica was
+    /// counted against them on nodes that do not list them (the DRA plugin
+    /// allocates their devices; `fit` does not).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dra_extended_resources: Vec<DraExtendedResource>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -167,6 +172,7 @@ pub fn fit(
             first_unschedulable: None,
             first_unplaced: None,
             victims: Vec::new(),
+            dra_extended_resources: Vec::new(),
         },
     };
     for i in 0..replicas {
@@ -175,6 +181,11 @@ pub fn fit(
         let e = explain(&run.view, &pod, config);
         if let Some(error) = &e.error {
             return Err(format!("{}: {error}", workload.title()));
+        }
+        if i == 0 {
+            run.answer
+                .dra_extended_resources
+                .clone_from(&e.dra_extended_resources);
         }
         let placed = if e.feasible > 0 {
             run.place_best(number, pod, &e);

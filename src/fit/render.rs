@@ -106,6 +106,15 @@ pub fn render_table(a: &FitAnswer) -> String {
             a.unplaced, a.replicas
         );
     }
+    for d in &a.dra_extended_resources {
+        let _ = writeln!(
+            out,
+            "\n{} (DeviceClass {}): a DRA extended resource, counted only on nodes that \
+             list it; elsewhere kube-scheduler's DynamicResources plugin allocates the devices \
+             (not judged here)",
+            d.resource, d.device_class
+        );
+    }
     out
 }
 

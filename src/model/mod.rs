@@ -18,7 +18,9 @@ pub mod shared;
 
 pub use meta::{Labels, ObjectMeta, OwnerReference};
 pub use node::{Node, Taint, Toleration};
-pub use objects::{MapSelectorOwner, Namespace, PodDisruptionBudget, PriorityClass, SelectorOwner};
+pub use objects::{
+    DeviceClass, MapSelectorOwner, Namespace, PodDisruptionBudget, PriorityClass, SelectorOwner,
+};
 pub use pod::Pod;
 pub use reason::Reason;
 pub use recent_nodes::{Kept, RecentNodes};

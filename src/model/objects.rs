@@ -1,5 +1,6 @@
-//! The smaller kinds: Namespace, PodDisruptionBudget, PriorityClass, and the
-//! workload owners whose selectors define default spread constraints.
+//! The smaller kinds: Namespace, PodDisruptionBudget, PriorityClass,
+//! DeviceClass, and the workload owners whose selectors define default
+//! spread constraints.
 
 use std::collections::BTreeMap;
 
@@ -55,6 +56,45 @@ pub struct PriorityClass {
     pub preemption_policy: Option<String>,
     #[serde(default)]
     pub description: String,
+}
+
+/// A DRA DeviceClass (`resource.k8s.io/v1`): only the extended resource
+/// names it maps are read (docs/preemption-contract.md, "DRA extended
+/// resources").
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct DeviceClass {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: DeviceClassSpec,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceClassSpec {
+    #[serde(default)]
+    pub extended_resource_name: Option<String>,
+}
+
+/// The prefix of the extended resource name every DeviceClass maps
+/// implicitly (upstream `resourceapi.ResourceDeviceClassPrefix`).
+pub const DEVICE_CLASS_RESOURCE_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
+
+impl DeviceClass {
+    /// The extended resource names this class maps: its
+    /// `spec.extendedResourceName`, if any, and always
+    /// `deviceclass.resource.kubernetes.io/<name>` (upstream
+    /// `ExtendedResourceCache.updateResourceName2class`).
+    pub fn extended_resource_names(&self) -> impl Iterator<Item = String> + '_ {
+        self.spec
+            .extended_resource_name
+            .iter()
+            .cloned()
+            .chain(std::iter::once(format!(
+                "{DEVICE_CLASS_RESOURCE_PREFIX}{}",
+                self.metadata.name
+            )))
+    }
 }
 
 /// Service and ReplicationController: a plain map selector.

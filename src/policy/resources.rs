@@ -4,7 +4,12 @@
 //! for every requested resource, request + already requested ≤ allocatable,
 //! and one more pod is allowed. A request larger than the whole allocatable
 //! cannot be helped by evicting pods (UnschedulableAndUnresolvable).
+//! Extended resources the configuration ignores are not checked, nor, on
+//! a node that does not list it, one a DeviceClass maps ([`PodRequest`]).
 
+use std::borrow::Cow;
+
+use crate::cluster::ExtendedResourceClasses;
 use crate::config::SchedulingSettings;
 use crate::model::quantity::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, ResourceList};
 use crate::model::requests::Requests;
@@ -147,6 +152,98 @@ impl<'a> NodeResources<'a> {
             .into_iter()
             .chain(scalar)
             .filter(|&(_, want, used, capacity)| short(want, used, capacity))
+    }
+}
+
+/// A pod's request as NodeResourcesFit checks it, prepared once per pod:
+/// without the ignored extended resources ([`without_ignored`]), and
+/// knowing which of the rest a DeviceClass maps (DRA extended resources).
+///
+/// Upstream 1.37 `fitsRequest` skips a requested resource when
+/// `shouldDelegateResourceToDRA` holds: the DRAExtendedResource gate is on,
+/// the node's allocatable does not list the resource above 0, and the
+/// DeviceClass cache maps its name (a class's `extendedResourceName`, or
+/// `deviceclass.resource.kubernetes.io/<class>`). The DynamicResources
+/// plugin then decides whether a device is free; kube-arbiter does not
+/// look at devices. A node that lists the resource (a device plugin
+/// serves it) is checked against its allocatable as before.
+#[derive(Debug, Clone)]
+pub struct PodRequest {
+    requests: Requests,
+    /// `requests` without the resources DeviceClasses map.
+    without_dra: Requests,
+    /// The requested resources DeviceClasses map, each with its class.
+    dra: Vec<(String, String)>,
+}
+
+impl PodRequest {
+    /// `requests` checked as they are: nothing ignored, nothing left to DRA.
+    pub fn plain(requests: Requests) -> Self {
+        Self {
+            without_dra: requests.clone(),
+            requests,
+            dra: Vec::new(),
+        }
+    }
+
+    /// `requests` as NodeResourcesFit configured by `settings` checks
+    /// them, with `classes` the DeviceClasses of the view.
+    pub fn new(
+        requests: Requests,
+        settings: &SchedulingSettings,
+        classes: &ExtendedResourceClasses,
+    ) -> Self {
+        let requests = without_ignored(requests, settings);
+        if !settings.dra_extended_resource() {
+            return Self::plain(requests);
+        }
+        let dra: Vec<(String, String)> = requests
+            .scalar
+            .iter()
+            .filter(|(_, amount)| *amount > 0)
+            .filter_map(|(name, _)| {
+                let class = classes.class_of(name)?;
+                Some((name.clone(), class.metadata.name.clone()))
+            })
+            .collect();
+        let mut without_dra = requests.clone();
+        without_dra
+            .scalar
+            .retain(|(name, _)| !dra.iter().any(|(d, _)| d == name));
+        Self {
+            requests,
+            without_dra,
+            dra,
+        }
+    }
+
+    /// The requested resources DeviceClasses map, with the class mapping
+    /// each (name, class); NodeResourcesFit checks them only on nodes that
+    /// list them.
+    pub fn dra_backed(&self) -> &[(String, String)] {
+        &self.dra
+    }
+
+    /// What NodeResourcesFit checks on a node with `allocatable`: every
+    /// resource but those DeviceClasses map that the node does not list
+    /// above 0. Borrowed unless the node lists some of them but not all.
+    pub fn on_node(&self, allocatable: &ResourceList) -> Cow<'_, Requests> {
+        if self.dra.is_empty() {
+            return Cow::Borrowed(&self.requests);
+        }
+        let listed = |name: &str| allocatable.get(name).is_some_and(|&a| a > 0);
+        let on_node = self.dra.iter().filter(|(name, _)| listed(name)).count();
+        if on_node == 0 {
+            return Cow::Borrowed(&self.without_dra);
+        }
+        if on_node == self.dra.len() {
+            return Cow::Borrowed(&self.requests);
+        }
+        let mut requests = self.requests.clone();
+        requests
+            .scalar
+            .retain(|(name, _)| listed(name) || !self.dra.iter().any(|(d, _)| d == name));
+        Cow::Owned(requests)
     }
 }
 
@@ -358,6 +455,144 @@ mod tests {
             let got = n.fits(&without_ignored(req, &settings));
             assert_eq!(got.is_ok(), fits, "{name}: {got:?}");
         }
+    }
+
+    /// Upstream 1.37 `fitsRequest` with `shouldDelegateResourceToDRA`
+    /// (pkg/scheduler/framework/plugins/noderesources/fit.go) and the
+    /// DeviceClass cache of `extendedresourcecache`; rows name the case,
+    /// several as upstream's `TestEnoughRequests` does.
+    #[test]
+    fn dra_extended_resources_table() {
+        use crate::cluster::{ClusterObjects, Snapshot};
+        let classes: Vec<crate::model::DeviceClass> = vec![
+            serde_json::from_value(json!({"metadata": {"name": "gpu.example.com"},
+                "spec": {"extendedResourceName": "example.com/gpu"}}))
+            .unwrap(),
+            serde_json::from_value(json!({"metadata": {"name": "fpga"}})).unwrap(),
+        ];
+        let snapshot = Snapshot::build(ClusterObjects {
+            device_classes: classes,
+            ..Default::default()
+        });
+        let gate = |on: bool| SchedulingSettings {
+            feature_gates: [("DRAExtendedResource".to_string(), on)].into(),
+            kubernetes_version: crate::config::upstream::Minor(36),
+            ..Default::default()
+        };
+        let fpga = "deviceclass.resource.kubernetes.io/fpga";
+        let cases = [
+            (
+                "extended resource backed by DRA: a node that does not list it fits",
+                json!({"cpu": "4", "pods": "10"}),
+                json!({"cpu": "1", "example.com/gpu": "1"}),
+                gate(true),
+                None,
+            ),
+            (
+                "the implicit deviceclass.resource.kubernetes.io/<class> name is backed too",
+                json!({"cpu": "4", "pods": "10"}),
+                json!({fpga: "1"}),
+                gate(true),
+                None,
+            ),
+            (
+                "a node whose device plugin lists it is checked against its allocatable",
+                json!({"cpu": "4", "pods": "10", "example.com/gpu": "1"}),
+                json!({"example.com/gpu": "2"}),
+                gate(true),
+                Some((
+                    Code::UnschedulableAndUnresolvable,
+                    "Insufficient example.com/gpu",
+                )),
+            ),
+            (
+                "extended resource was backed by a device plugin (allocatable 0): left to DRA",
+                json!({"cpu": "4", "pods": "10", "example.com/gpu": "0"}),
+                json!({"example.com/gpu": "2"}),
+                gate(true),
+                None,
+            ),
+            (
+                "extended resource NOT backed by DRA",
+                json!({"cpu": "4", "pods": "10"}),
+                json!({"example.com/bbb": "1"}),
+                gate(true),
+                Some((
+                    Code::UnschedulableAndUnresolvable,
+                    "Insufficient example.com/bbb",
+                )),
+            ),
+            (
+                "extended resource backed by DRA, gate off (1.34, 1.35): counted",
+                json!({"cpu": "4", "pods": "10"}),
+                json!({"example.com/gpu": "1"}),
+                gate(false),
+                Some((
+                    Code::UnschedulableAndUnresolvable,
+                    "Insufficient example.com/gpu",
+                )),
+            ),
+            (
+                "DRA does not lift cpu",
+                json!({"cpu": "4", "pods": "10"}),
+                json!({"cpu": "5", "example.com/gpu": "1"}),
+                gate(true),
+                Some((
+                    Code::UnschedulableAndUnresolvable,
+                    "Insufficient cpu (requests 5000m, 4000m of 4000m free)",
+                )),
+            ),
+            (
+                "two DRA-backed resources, the node lists one: only that one is counted",
+                json!({"cpu": "4", "pods": "10", "example.com/gpu": "1"}),
+                json!({"example.com/gpu": "2", fpga: "1"}),
+                gate(true),
+                Some((
+                    Code::UnschedulableAndUnresolvable,
+                    "Insufficient example.com/gpu (requests 2, 1 of 1 free)",
+                )),
+            ),
+        ];
+        for (name, alloc, request, settings, want) in cases {
+            let alloc = list(alloc);
+            let n = node(&alloc, &[]);
+            let req = pod_requests(&pod(json!({"containers": containers(&[request])})));
+            let req = PodRequest::new(req, &settings, snapshot.extended_resource_classes());
+            match (n.fits(&req.on_node(&alloc)), want) {
+                (Ok(()), None) => {}
+                (Err(f), Some((code, reason))) => {
+                    assert_eq!(f.code, code, "{name}");
+                    assert!(f.reason.starts_with(reason), "{name}: {}", f.reason);
+                    assert!(!f.reason.contains(fpga), "{name}: {}", f.reason);
+                }
+                (got, want) => panic!("{name}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn dra_backed_resources_are_named_with_their_class() {
+        use crate::cluster::{ClusterObjects, Snapshot};
+        let snapshot = Snapshot::build(ClusterObjects {
+            device_classes: vec![
+                serde_json::from_value(json!({"metadata": {"name": "gpu.example.com"},
+                    "spec": {"extendedResourceName": "example.com/gpu"}}))
+                .unwrap(),
+            ],
+            ..Default::default()
+        });
+        let req = pod_requests(&pod(json!({"containers": containers(&[
+            json!({"cpu": "1", "example.com/gpu": "1", "example.com/other": "1"})
+        ])})));
+        let req = PodRequest::new(
+            req,
+            &SchedulingSettings::default(),
+            snapshot.extended_resource_classes(),
+        );
+        assert_eq!(
+            req.dra_backed(),
+            [("example.com/gpu".to_string(), "gpu.example.com".to_string())]
+        );
     }
 
     #[test]

@@ -45,7 +45,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 /// A collection the server serves: URL path, apiVersion, kind.
-pub const RESOURCES: [(&str, &str, &str); 10] = [
+pub const RESOURCES: [(&str, &str, &str); 11] = [
     ("/api/v1/nodes", "v1", "Node"),
     ("/api/v1/pods", "v1", "Pod"),
     ("/api/v1/namespaces", "v1", "Namespace"),
@@ -58,6 +58,11 @@ pub const RESOURCES: [(&str, &str, &str); 10] = [
         "/apis/scheduling.k8s.io/v1/priorityclasses",
         "scheduling.k8s.io/v1",
         "PriorityClass",
+    ),
+    (
+        "/apis/resource.k8s.io/v1/deviceclasses",
+        "resource.k8s.io/v1",
+        "DeviceClass",
     ),
     ("/api/v1/services", "v1", "Service"),
     ("/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet"),
@@ -86,6 +91,8 @@ struct Collection {
     /// A watch from a version below this gets 410 Gone.
     oldest_resumable: u64,
     unavailable: bool,
+    /// Answer 404, as an API server without the group or version does.
+    not_served: bool,
 }
 
 #[derive(Default)]
@@ -373,6 +380,16 @@ impl FakeApiServer {
         let path = collection_of(kind);
         self.lock().collections.get_mut(path).unwrap().unavailable = unavailable;
         if unavailable {
+            self.cut_watches();
+        }
+    }
+
+    /// While not served, lists, watches and GETs of `kind` answer 404 the
+    /// way an API server without its group or version does.
+    pub fn set_served(&self, kind: &str, served: bool) {
+        let path = collection_of(kind);
+        self.lock().collections.get_mut(path).unwrap().not_served = !served;
+        if !served {
             self.cut_watches();
         }
     }
@@ -735,6 +752,23 @@ async fn handle(State(shared): State<Shared>, req: Request) -> Response {
         && let Some((coll, key)) = object_at(&path)
     {
         return get_one(&shared, coll, &key).await;
+    }
+    let not_served = |path: &str| {
+        let inner = shared.inner.lock().unwrap();
+        RESOURCES.iter().any(|(coll, _, _)| {
+            path.starts_with(coll) && inner.collections.get(coll).is_some_and(|c| c.not_served)
+        })
+    };
+    if not_served(&path) {
+        // kube-apiserver's answer to a path no installed group serves.
+        return json_response(
+            404,
+            &status(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            ),
+        );
     }
     let Some((coll, api_version, kind)) = RESOURCES.iter().find(|(p, _, _)| *p == path) else {
         return json_response(404, &status(404, "NotFound", &format!("no route {path}")));

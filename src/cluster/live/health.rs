@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::failure::Failure;
 use crate::cluster::Kind;
+use crate::cluster::sync_stats::KINDS;
 
 /// Failures that start an outage within this window are named together
 /// in its one warning.
@@ -168,7 +169,7 @@ struct Outage {
     /// contact).
     since: Instant,
     first_failure: Instant,
-    kinds: [bool; 9],
+    kinds: [bool; KINDS],
     last_error: String,
     warned: bool,
     last_note: Instant,
@@ -212,7 +213,7 @@ impl Outage {
 pub struct Health {
     stale_after: Duration,
     started: Instant,
-    kinds: [KindHealth; 9],
+    kinds: [KindHealth; KINDS],
     outage: Option<Outage>,
     reached_once: bool,
     /// When the last outage ended.
@@ -287,7 +288,7 @@ impl Health {
                 let outage = self.outage.get_or_insert_with(|| Outage {
                     since,
                     first_failure: now,
-                    kinds: [false; 9],
+                    kinds: [false; KINDS],
                     last_error: String::new(),
                     warned: false,
                     last_note: now,
@@ -469,7 +470,11 @@ mod tests {
         let [Note::Unreachable { kinds, .. }] = &notes[..] else {
             panic!("{notes:?}")
         };
-        assert_eq!(kinds.split(", ").count(), 9, "names every kind: {kinds}");
+        assert_eq!(
+            kinds.split(", ").count(),
+            KINDS,
+            "names every kind: {kinds}"
+        );
         // Retries keep failing: nothing more until NOTE_EVERY has passed.
         for ms in [1200, 2000, 5000] {
             assert!(fail_all(&mut h, Failure::Unreachable, at(t0, ms)).is_empty());
@@ -512,7 +517,7 @@ mod tests {
         else {
             panic!("{notes:?}")
         };
-        assert_eq!(kinds.split(", ").count(), 9);
+        assert_eq!(kinds.split(", ").count(), KINDS);
         assert_eq!(*unreachable_for, Some(Duration::from_secs(61)));
         assert!(h.is_stale());
         assert!(h.tick(at(t0, 62_000)).is_empty(), "the error is said once");

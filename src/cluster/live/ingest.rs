@@ -12,7 +12,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
 use crate::model::{
-    self, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
+    self, DeviceClass, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
+    SelectorOwner,
 };
 
 /// A lean model type the live source watches.
@@ -35,6 +36,7 @@ lean_object!(
     Namespace,
     PodDisruptionBudget,
     PriorityClass,
+    DeviceClass,
     MapSelectorOwner,
     SelectorOwner
 );

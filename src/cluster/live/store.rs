@@ -8,7 +8,8 @@ use std::sync::Arc;
 use super::ingest::LeanObject;
 use crate::cluster::{Kind, PodChange, SharedObjects, Snapshot};
 use crate::model::{
-    MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
+    DeviceClass, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
+    SelectorOwner,
 };
 
 type Map<K, V> = foldhash::HashMap<K, V>;
@@ -34,6 +35,7 @@ pub enum Update {
     Namespace(KindEvent<Namespace>),
     Pdb(KindEvent<PodDisruptionBudget>),
     PriorityClass(KindEvent<PriorityClass>),
+    DeviceClass(KindEvent<DeviceClass>),
     Service(KindEvent<MapSelectorOwner>),
     ReplicaSet(KindEvent<SelectorOwner>),
     StatefulSet(KindEvent<SelectorOwner>),
@@ -116,6 +118,7 @@ struct Pending {
     namespaces: bool,
     pdbs: bool,
     priority_classes: bool,
+    device_classes: bool,
     owners: bool,
 }
 
@@ -126,6 +129,7 @@ pub struct Store {
     namespaces: KindStore<Namespace>,
     pdbs: KindStore<PodDisruptionBudget>,
     priority_classes: KindStore<PriorityClass>,
+    device_classes: KindStore<DeviceClass>,
     services: KindStore<MapSelectorOwner>,
     replica_sets: KindStore<SelectorOwner>,
     stateful_sets: KindStore<SelectorOwner>,
@@ -168,6 +172,7 @@ impl Update {
             Update::Namespace(_) => Kind::Namespace,
             Update::Pdb(_) => Kind::PodDisruptionBudget,
             Update::PriorityClass(_) => Kind::PriorityClass,
+            Update::DeviceClass(_) => Kind::DeviceClass,
             Update::Service(_) => Kind::Service,
             Update::ReplicaSet(_) => Kind::ReplicaSet,
             Update::StatefulSet(_) => Kind::StatefulSet,
@@ -255,6 +260,12 @@ impl Store {
                 p.priority_classes |= c;
                 c
             }
+            Update::DeviceClass(e) => {
+                phase = phase_of(&e);
+                let c = !matches!(self.device_classes.apply(e), Applied::Nothing);
+                p.device_classes |= c;
+                c
+            }
             Update::Service(e) => {
                 phase = phase_of(&e);
                 let c = !matches!(self.services.apply(e), Applied::Nothing);
@@ -325,6 +336,9 @@ impl Store {
         if p.priority_classes {
             s = s.with_priority_classes(self.priority_classes.all());
         }
+        if p.device_classes {
+            s = s.with_device_classes(self.device_classes.all());
+        }
         if p.owners {
             s = s.with_owners(
                 self.services.all(),
@@ -343,6 +357,7 @@ impl Store {
             namespaces: self.namespaces.all(),
             pdbs: self.pdbs.all(),
             priority_classes: self.priority_classes.all(),
+            device_classes: self.device_classes.all(),
             services: self.services.all(),
             replica_sets: self.replica_sets.all(),
             stateful_sets: self.stateful_sets.all(),

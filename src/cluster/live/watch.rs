@@ -5,6 +5,9 @@
 //! completed relist is what tells the writer the kind is in step again.
 //! The backoff is cut short when the writer sees the API server answer
 //! again after an outage, so no kind sleeps through the recovery.
+//! A kind the server does not serve (404, [`Kind::may_be_unserved`]) is
+//! reported listed and empty, said once at info, and asked for again on
+//! the same backoff, quietly, until it is served.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +70,19 @@ fn relist_delays() -> ExponentialBackoff {
         .build()
 }
 
+/// Whether `error` says the server does not serve the kind at all: 404
+/// to its list or watch (the group or version is off, or too new for the
+/// cluster).
+fn not_served(error: &watcher::Error) -> bool {
+    match error {
+        watcher::Error::InitialListFailed(kube::Error::Api(status))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(status))
+        | watcher::Error::WatchFailed(kube::Error::Api(status)) => status.code == 404,
+        watcher::Error::WatchError(status) => status.code == 404,
+        _ => false,
+    }
+}
+
 /// Watch one kind until the writer goes away; `retry_now` ends a backoff
 /// early.
 pub async fn run<T: LeanObject>(
@@ -79,21 +95,35 @@ pub async fn run<T: LeanObject>(
 ) {
     let api: Api<Ingested<T>> = Api::all_with(client, &resource);
     let mut delays = relist_delays();
+    // The server said it does not serve the kind, and the view was told
+    // it has none.
+    let mut unserved = false;
     loop {
         let stream = watcher(api.clone(), watcher::Config::default().any_semantic());
         let mut stream = std::pin::pin!(stream);
+        // No failure: the kind is not served.
         let (failure, error) = loop {
             let event = match stream.next().await {
                 Some(Ok(e)) => e,
-                Some(Err(e)) => break (Failure::of_watch(&e), describe(&e)),
+                Some(Err(e)) if kind.may_be_unserved() && not_served(&e) => {
+                    break (None, describe(&e));
+                }
+                Some(Err(e)) => break (Some(Failure::of_watch(&e)), describe(&e)),
                 // kube's watcher never ends; if it did, relisting is safe.
-                None => break (Failure::Expired, "watch stream ended".to_string()),
+                None => break (Some(Failure::Expired), "watch stream ended".to_string()),
             };
             let event = match event {
                 watcher::Event::Init => KindEvent::Init,
                 watcher::Event::InitApply(o) => KindEvent::InitApply(Arc::new(o.object)),
                 watcher::Event::InitDone => {
                     delays = relist_delays();
+                    if std::mem::take(&mut unserved) {
+                        tracing::info!(
+                            kind = kind.name(),
+                            "the API server serves {}s now; watching them",
+                            kind.name()
+                        );
+                    }
                     KindEvent::InitDone
                 }
                 watcher::Event::Apply(o) => KindEvent::Apply(Arc::new(o.object)),
@@ -104,6 +134,27 @@ pub async fn run<T: LeanObject>(
             }
         };
         let retry_in = delays.next().unwrap_or(BACKOFF_MAX);
+        let Some(failure) = failure else {
+            if !unserved {
+                unserved = true;
+                tracing::info!(
+                    kind = kind.name(), api = %resource.api_version, %error,
+                    "the API server does not serve {}s; going on without them, asking again \
+                     with back-off (up to 30s)",
+                    kind.name()
+                );
+                for event in [KindEvent::Init, KindEvent::InitDone] {
+                    if tx.send(Report::Event(wrap(event))).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            tokio::select! {
+                () = tokio::time::sleep(retry_in) => {}
+                () = retry_now.notified() => {}
+            }
+            continue;
+        };
         let report = Report::Failed {
             kind,
             failure,
@@ -143,6 +194,32 @@ mod tests {
         assert_eq!(full, BACKOFF_MAX);
         let first = relist_delays().next().unwrap();
         assert!(first >= BACKOFF_FIRST / 2 && first <= BACKOFF_FIRST);
+    }
+
+    #[test]
+    fn only_a_404_says_a_kind_is_not_served() {
+        use kube::core::Status;
+        let status = |code| Status::failure("m", "r").with_code(code).boxed();
+        let cases = [
+            (
+                watcher::Error::InitialListFailed(kube::Error::Api(status(404))),
+                true,
+            ),
+            (
+                watcher::Error::WatchStartFailed(kube::Error::Api(status(404))),
+                true,
+            ),
+            (watcher::Error::WatchError(status(404)), true),
+            (
+                watcher::Error::InitialListFailed(kube::Error::Api(status(403))),
+                false,
+            ),
+            (watcher::Error::WatchError(status(410)), false),
+            (watcher::Error::NoResourceVersion, false),
+        ];
+        for (error, want) in cases {
+            assert_eq!(not_served(&error), want, "{error}");
+        }
     }
 
     #[test]

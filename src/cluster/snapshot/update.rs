@@ -11,9 +11,13 @@ use foldhash::HashSet;
 
 use super::indexes::{namespaces_by_name, node_of, owners_by_namespace, priority_classes_by_name};
 use super::label_index::ListEdit;
-use super::{Map, NamespacePods, NodeInfo, NodeList, PdbIndex, PodRef, Snapshot, TopologyIndex};
+use super::{
+    ExtendedResourceClasses, Map, NamespacePods, NodeInfo, NodeList, PdbIndex, PodRef, Snapshot,
+    TopologyIndex,
+};
 use crate::model::{
-    MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
+    DeviceClass, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
+    SelectorOwner,
 };
 
 /// A pod to put into the view (`pod: Some`) or take out of it (`None`),
@@ -226,6 +230,13 @@ impl Snapshot {
     pub fn with_priority_classes(&self, classes: Vec<Arc<PriorityClass>>) -> Snapshot {
         Snapshot {
             priority_classes: Arc::new(priority_classes_by_name(classes)),
+            ..self.clone()
+        }
+    }
+
+    pub fn with_device_classes(&self, classes: Vec<Arc<DeviceClass>>) -> Snapshot {
+        Snapshot {
+            extended_resource_classes: Arc::new(ExtendedResourceClasses::of(classes)),
             ..self.clone()
         }
     }

@@ -22,8 +22,8 @@ use super::Verdict;
 use super::domains::NodeAt;
 use super::filter::PodFilters;
 use crate::config::SchedulingSettings;
-use crate::model::requests::{Requests, pod_requests};
-use crate::policy::resources::without_ignored;
+use crate::model::requests::pod_requests;
+use crate::policy::resources::PodRequest;
 
 pub use pick::pick_one_node;
 
@@ -65,7 +65,7 @@ impl NodeFilters for PodFilters {
 pub struct Preemptor<'a, F> {
     snapshot: &'a Snapshot,
     pub pod: &'a Pod,
-    requests: Requests,
+    request: PodRequest,
     filters: F,
     /// Stands in for a missing `status.startTime` (upstream uses "now").
     now: Timestamp,
@@ -76,17 +76,22 @@ impl<'a, F: NodeFilters> Preemptor<'a, F> {
         Self {
             snapshot,
             pod,
-            requests: pod_requests(pod),
+            request: PodRequest::plain(pod_requests(pod)),
             filters,
             now,
         }
     }
 
-    /// Leave out of the fit check the extended resources `settings` tell
-    /// NodeResourcesFit to ignore ([`without_ignored`]), as the scheduler's
-    /// dry run does.
+    /// Check resources as NodeResourcesFit configured by `settings` does
+    /// in the scheduler's dry run ([`PodRequest::new`]): without the
+    /// extended resources it ignores, and leaving those DeviceClasses map
+    /// to the DRA plugin on nodes that do not list them.
     pub fn ignoring(mut self, settings: &SchedulingSettings) -> Self {
-        self.requests = without_ignored(self.requests, settings);
+        self.request = PodRequest::new(
+            pod_requests(self.pod),
+            settings,
+            self.snapshot.extended_resource_classes(),
+        );
         self
     }
 

@@ -55,6 +55,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
         }
         let nominated = nominated_against(self.snapshot, self.pod, node.name());
         let counts_pods = self.filters.counts_pods();
+        let request = self.request.on_node(&node.status.allocatable);
         let mut state = NodeState {
             resources: NodeResources::new(
                 &node.status.allocatable,
@@ -63,7 +64,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             ),
             filters: &mut self.filters,
             counts_pods,
-            request: &self.requests,
+            request: &request,
             at: NodeAt::indexed(node, idx),
             pods: &info.pods,
             nominated: &nominated,
@@ -142,7 +143,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             info.pods.requested(),
             info.pods.len(),
         );
-        resources.fits(&self.requests)?;
+        resources.fits(&self.request.on_node(&info.node.status.allocatable))?;
         self.filters.check(NodeAt::unindexed(&info.node))
     }
 }
@@ -688,6 +689,68 @@ mod tests {
                 _ => panic!("{}: got {got:?}, want {:?}", case.name, case.want),
             }
         }
+    }
+
+    /// DefaultPreemption's `SelectVictimsOnNode` runs NodeResourcesFit's
+    /// filter, which in 1.37 leaves a resource a DeviceClass maps to the
+    /// DRA plugin on a node that does not list it
+    /// (`shouldDelegateResourceToDRA`): victims are chosen for cpu alone.
+    #[test]
+    fn a_dra_extended_resource_is_not_counted_where_the_node_does_not_list_it() {
+        let gpu_class: crate::model::DeviceClass = serde_json::from_value(json!({
+            "metadata": {"name": "gpu.example.com"},
+            "spec": {"extendedResourceName": "example.com/gpu"}}))
+        .unwrap();
+        let node = |alloc: serde_json::Value| -> crate::model::Node {
+            serde_json::from_value(
+                json!({"metadata": {"name": "n1"}, "status": {"allocatable": alloc}}),
+            )
+            .unwrap()
+        };
+        let preemptor = patched(
+            pod("h", "", HIGH, 0, 0, None),
+            json!({"spec": {"containers": [{"name": "c", "resources": {"requests": {
+                "cpu": "2", "example.com/gpu": "1"}}}]}}),
+        );
+        let victims =
+            |alloc: serde_json::Value, classes: Vec<crate::model::DeviceClass>, gate: bool| {
+                let s = Snapshot::build(ClusterObjects {
+                    nodes: vec![node(alloc)],
+                    pods: vec![
+                        pod("a", "n1", LOW, 2000, 0, Some(1)),
+                        pod("b", "n1", NEG, 1000, 0, Some(2)),
+                    ],
+                    device_classes: classes,
+                    ..Default::default()
+                });
+                let settings = crate::config::SchedulingSettings {
+                    feature_gates: [("DRAExtendedResource".to_string(), gate)].into(),
+                    kubernetes_version: crate::config::upstream::Minor(36),
+                    ..Default::default()
+                };
+                let info = s.node("n1").unwrap();
+                Preemptor::new(&s, &preemptor, NoFilters, now())
+                    .ignoring(&settings)
+                    .select_victims(0)
+                    .map(|v| names(&named(info, v)).join(","))
+                    .map_err(|f| (f.code, f.reason.to_string()))
+            };
+        let cpu4 = json!({"cpu": "4", "pods": "110"});
+        assert_eq!(
+            victims(cpu4.clone(), vec![gpu_class.clone()], true),
+            Ok("b".to_string()),
+            "the DeviceClass maps it and the node does not list it: cpu decides"
+        );
+        let unresolvable = |r: Result<String, (Code, String)>| {
+            let (code, reason) = r.unwrap_err();
+            assert_eq!(code, Code::UnschedulableAndUnresolvable);
+            assert!(
+                reason.starts_with("Insufficient example.com/gpu"),
+                "{reason}"
+            );
+        };
+        unresolvable(victims(cpu4.clone(), vec![], true));
+        unresolvable(victims(cpu4, vec![gpu_class], false));
     }
 
     fn pdb(selector: serde_json::Value, allowed: i32) -> PodDisruptionBudget {
