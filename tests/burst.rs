@@ -73,18 +73,23 @@ async fn next_to_the_in_tree_plugins_a_burst_never_waits_even_for_slow_bindings(
 impl Bench {
     async fn filter(&self, pod: &serde_json::Value) -> serde_json::Value {
         let body = serde_json::json!({"Pod": pod, "NodeNames": self.topology.node_names()});
+        let answer = self.post("/scheduler/filter", &body).await;
+        assert_eq!(answer["Error"], "", "{answer}");
+        answer
+    }
+
+    /// `body` sent to the extender's `path`; the answer, which must be a 200.
+    async fn post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
         let r = self
             .server
             .client
-            .post(self.server.url("/scheduler/filter"))
-            .json(&body)
+            .post(self.server.url(path))
+            .json(body)
             .send()
             .await
             .unwrap();
         assert_eq!(r.status(), 200);
-        let answer: serde_json::Value = r.json().await.unwrap();
-        assert_eq!(answer["Error"], "", "{answer}");
-        answer
+        r.json().await.unwrap()
     }
 }
 
@@ -231,15 +236,7 @@ async fn next_to_the_in_tree_plugins_a_related_pod_is_answered_at_once_and_permi
     // z2: a can no longer fill z2, and b's answer is the exact one again.
     let body =
         serde_json::json!({"Pod": lone_pod("shop", "a", "web", "web"), "NodeNames": ["z0-n001"]});
-    let r = bench
-        .server
-        .client
-        .post(bench.server.url("/scheduler/prioritize"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    bench.post("/scheduler/prioritize", &body).await;
     let b = feasible(bench.filter(&lone_pod("shop", "b", "web", "web")).await);
     assert_eq!(b, ["z2-n000", "z2-n001"]);
 }
@@ -349,15 +346,7 @@ async fn a_refused_binding_releases_its_waiters() {
     let (bench, waiting) = b_waiting_for_a_in_flight().await;
     let bind = serde_json::json!({"PodName": "a", "PodNamespace": "shop",
         "PodUID": "uid-shop-a", "Node": "no-such-node"});
-    let r = bench
-        .server
-        .client
-        .post(bench.server.url("/scheduler/bind"))
-        .json(&bind)
-        .send()
-        .await
-        .unwrap();
-    let answer: serde_json::Value = r.json().await.unwrap();
+    let answer = bench.post("/scheduler/bind", &bind).await;
     assert!(
         answer["Error"]
             .as_str()
@@ -388,15 +377,7 @@ async fn a_new_filter_for_a_pod_in_flight_ends_its_earlier_attempt() {
     // kube-scheduler tries a again (its binding did not happen), and this
     // time no node sent is feasible: a is not in flight any more.
     let again = serde_json::json!({"Pod": a, "NodeNames": ["no-such-node"]});
-    let r = bench
-        .server
-        .client
-        .post(bench.server.url("/scheduler/filter"))
-        .json(&again)
-        .send()
-        .await
-        .unwrap();
-    let answer: serde_json::Value = r.json().await.unwrap();
+    let answer = bench.post("/scheduler/filter", &again).await;
     assert_eq!(answer["NodeNames"], serde_json::json!([]), "{answer}");
     bench.filter(&lone_pod("shop", "b", "web", "web")).await;
     assert_eq!(

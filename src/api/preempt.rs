@@ -306,11 +306,30 @@ mod tests {
     use crate::policy::preemption::Victim;
     use crate::policy::preemption::testing::{node, now, pod};
     use serde_json::json;
+    use tower::ServiceExt;
+
+    /// `body` through the preempt route on `state`; the answer, a 200.
+    async fn preempt_answer(state: &AppState, body: &serde_json::Value) -> serde_json::Value {
+        let response = routes()
+            .with_state(state.clone())
+            .oneshot(
+                axum::http::Request::post("/scheduler/preempt")
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from(body.to_string()))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
 
     #[tokio::test]
     async fn unknown_nodes_and_victims_are_left_out_and_counted() {
         use std::sync::Arc;
-        use tower::ServiceExt;
 
         let view = Arc::new(crate::cluster::ClusterView::new());
         view.publish(Snapshot::build(ClusterObjects {
@@ -328,21 +347,7 @@ mod tests {
                 "n9": {"Pods": [{"UID": "uid-elsewhere"}]},
             },
         });
-        let response = routes()
-            .with_state(state.clone())
-            .oneshot(
-                axum::http::Request::post("/scheduler/preempt")
-                    .header("content-type", "application/json")
-                    .body(axum::body::Body::from(body.to_string()))
-                    .unwrap(),
-            )
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
-        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
-            .await
-            .unwrap();
-        let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let answer = preempt_answer(&state, &body).await;
         assert_eq!(
             answer,
             json!({"NodeNameToMetaVictims": {"n1": {"Pods": [{"UID": "uid-low"}], "NumPDBViolations": 0}}})
@@ -380,7 +385,6 @@ mod tests {
     #[tokio::test]
     async fn a_group_victims_members_on_other_nodes_are_not_answered() {
         use std::sync::Arc;
-        use tower::ServiceExt;
 
         let view = Arc::new(crate::cluster::ClusterView::new());
         view.publish(Snapshot::build(ClusterObjects {
@@ -401,21 +405,7 @@ mod tests {
                 "n2": {"Pods": [{"UID": "uid-gang-1"}, {"UID": "uid-gang-0"}]},
             },
         });
-        let response = routes()
-            .with_state(state.clone())
-            .oneshot(
-                axum::http::Request::post("/scheduler/preempt")
-                    .header("content-type", "application/json")
-                    .body(axum::body::Body::from(body.to_string()))
-                    .unwrap(),
-            )
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
-        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
-            .await
-            .unwrap();
-        let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let answer = preempt_answer(&state, &body).await;
         assert_eq!(
             answer,
             json!({"NodeNameToMetaVictims": {
