@@ -1099,8 +1099,8 @@ mod tests {
 
     use super::*;
     use crate::cluster::Snapshot;
-    use crate::model::node::untolerated_taint;
     use crate::model::quantity::{CPU, MEMORY};
+    use crate::policy::taint_toleration::untolerated_taint;
 
     const NODES: usize = 80;
     const PODS: usize = 2_500;

@@ -8,11 +8,11 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use kube_arbiter::model::node::untolerated_taint;
 use kube_arbiter::model::quantity::{CPU, MEMORY, PODS};
 use kube_arbiter::model::{
     MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, SelectorOwner,
 };
+use kube_arbiter::policy::taint_toleration::untolerated_taint;
 use serde::de::DeserializeOwned;
 
 #[derive(Default)]

@@ -477,7 +477,7 @@ mod tests {
         assert_eq!(
             got["FailedAndUnresolvableNodes"],
             json!({"n1": crate::policy::filter::UNSCHEDULABLE_REASON,
-                   "n2": crate::policy::filter::UNTOLERATED_TAINT_REASON})
+                   "n2": crate::policy::taint_toleration::UNTOLERATED_TAINT_REASON})
         );
         let healed = (*s.nodes()[1].node).clone();
         let again = changed.with_node_changes(&[Arc::new(healed)]).unwrap();

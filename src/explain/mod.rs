@@ -23,13 +23,13 @@ use serde::Serialize;
 use crate::cluster::{NodeIdx, PodChange, Snapshot};
 use crate::config::Config;
 use crate::model::Pod;
-use crate::model::node::untolerated_taint;
 use crate::model::requests::pod_requests;
 use crate::policy::Code;
 use crate::policy::domains::NodeAt;
-use crate::policy::filter::{PodFilters, UNTOLERATED_TAINT_REASON};
+use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::{NodeScores, prioritize};
 use crate::policy::resources::{NodeResources, PodRequest};
+use crate::policy::taint_toleration::{UNTOLERATED_TAINT_REASON, untolerated_taint};
 
 pub use self::named::{namespaces_named, pods_in_text};
 pub use self::preemption::{PreemptionCandidate, PreemptionOutlook};

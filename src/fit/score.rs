@@ -17,6 +17,7 @@
 //! kube-scheduler breaks equal totals at random; here the node whose name
 //! sorts first wins, so answers repeat.
 
+use crate::policy::taint_toleration::Tolerates;
 use serde::Serialize;
 
 use crate::cluster::{NodeInfo, NodePods};

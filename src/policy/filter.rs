@@ -14,36 +14,18 @@
 
 use crate::cluster::{InFlightPod, Snapshot};
 use crate::config::{SchedulingSettings, Upstream};
-use crate::model::node::{Taint, untolerated_taint};
-use crate::model::{Node, Pod, Reason, Shared, Toleration};
+use crate::model::node::Taint;
+use crate::model::{Node, Pod, Shared, Toleration};
 
 use super::domains::NodeAt;
 use super::node_affinity::{self, NodeAffinityFilter};
 use super::pod_affinity::{self, AffinityFilter};
 use super::preemption::nominated::nominated_against;
+use super::taint_toleration::{Tolerates, untolerated_taint, untolerated_taint_reason};
 use super::topology_spread::{self, SpreadFilter};
 use super::{Failure, Verdict};
 
 pub const UNSCHEDULABLE_REASON: &str = "node(s) were unschedulable";
-
-/// TaintToleration's reason since 1.34.2 and 1.35 (`TaintToleration.Filter`
-/// in pkg/scheduler/framework/plugins/tainttoleration): the taint is no
-/// longer named, so pod statuses do not show taint keys and values.
-pub const UNTOLERATED_TAINT_REASON: &str = "node(s) had untolerated taint(s)";
-
-/// TaintToleration's reason for `taint` as the followed release words it:
-/// 1.33 named the first untolerated taint, `{key: value}`.
-pub fn untolerated_taint_reason(upstream: Upstream, taint: &Taint) -> Reason {
-    if upstream.at_least(34) {
-        Reason::Fixed(UNTOLERATED_TAINT_REASON)
-    } else {
-        format!(
-            "node(s) had untolerated taint {{{}: {}}}",
-            taint.key, taint.value
-        )
-        .into()
-    }
-}
 
 /// The prepared filter state of every rule for one pod. Clone it to try
 /// "what if these pods were gone" without touching the original.
@@ -210,6 +192,7 @@ mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
     use crate::policy::Code;
+    use crate::policy::taint_toleration::UNTOLERATED_TAINT_REASON;
     use crate::policy::topology_spread::tests::{existing, hard, incoming};
     use crate::testing::make_node;
 

@@ -17,6 +17,7 @@ pub mod node_affinity;
 pub mod pod_relation;
 pub mod prioritize;
 pub mod reason_cache;
+pub mod taint_toleration;
 pub mod topology_spread;
 
 /// How a node failed a filter rule; decides which extender map it lands in.

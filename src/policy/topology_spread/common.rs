@@ -5,12 +5,12 @@
 
 use crate::cluster::{ByNode, PodRef, Snapshot};
 use crate::config::scheduling::DefaultSpreadConstraints;
-use crate::model::node::untolerated_taint;
 use crate::model::pod::TopologySpreadConstraint;
 use crate::model::selector::{LabelSelectorRequirement, SelectorOperator};
 use crate::model::{LabelSelector, Node, Pod, Toleration};
 use crate::policy::domains::{Domain, DomainTable, KeyLookup, NodeAt};
 use crate::policy::node_affinity::RequiredNodeAffinity;
+use crate::policy::taint_toleration::untolerated_taint;
 
 pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
 pub const DO_NOT_SCHEDULE: &str = "DoNotSchedule";
