@@ -192,10 +192,15 @@ async fn the_webhooks_can_require_the_api_servers_certificate() {
     let creds = scheduler_credentials();
     let apiserver = creds.ca.client_pair("kube-apiserver-webhook");
     let review = example("admit-create-named-class.json");
-    let (status, _) = post(&setup, None, "/admission/priority", review.clone())
-        .await
-        .unwrap();
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    for path in [
+        "/admission/priority",
+        "/admission/podgroup-priority",
+        "/admission/podgroup-priority-and-policy",
+        "/admission/priorityclass",
+    ] {
+        let (status, body) = post(&setup, None, path, review.clone()).await.unwrap();
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}: {body}");
+    }
     let (status, _) = post(
         &setup,
         Some(&creds.scheduler),
