@@ -10,6 +10,7 @@ mod fake_apiserver;
 use std::process::Output;
 
 use fake_apiserver::{FakeApiServer, api_node};
+use kube_arbiter::testing::make_pod;
 use serde_json::{Value, json};
 
 fn node(name: &str, taint: bool) -> Value {
@@ -22,13 +23,24 @@ fn node(name: &str, taint: bool) -> Value {
 }
 
 fn pod(name: &str, node: &str, labels: Value, priority: i32, extra: Value) -> Value {
-    let mut spec = json!({"nodeName": node, "priority": priority, "containers": [{"name": "c"}]});
-    if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
-        spec.extend(extra.clone());
+    let phase = if node.is_empty() {
+        "Pending"
+    } else {
+        "Running"
+    };
+    let mut pod = make_pod("shop", name)
+        .uid(&format!("uid-{name}"))
+        .node(node)
+        .priority(priority)
+        .phase(phase)
+        .spec("containers", json!([{"name": "c"}]));
+    for (key, value) in labels.as_object().into_iter().flatten() {
+        pod = pod.label(key, value.as_str().unwrap_or_default());
     }
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"), "labels": labels},
-        "spec": spec,
-        "status": {"phase": if node.is_empty() { "Pending" } else { "Running" }}})
+    for (field, value) in extra.as_object().into_iter().flatten() {
+        pod = pod.spec(field, value.clone());
+    }
+    pod.json()
 }
 
 /// n1 runs a low-priority batch pod, n2 a high-priority one, n3 is
