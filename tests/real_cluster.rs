@@ -673,6 +673,19 @@ fn rand_suffix() -> u32 {
         .subsec_nanos()
 }
 
+/// kube-scheduler's FailedScheduling event in NS says what fit's
+/// `firstUnschedulable` predicted, word for word: its summary, then the
+/// preemption sentence.
+async fn failed_scheduling_says(client: &kube::Client, failure: &Value) {
+    let message = cluster::wait_failed_scheduling(client, NS, "nodes are available").await;
+    let predicted = format!(
+        "{} {}",
+        failure["summary"].as_str().unwrap(),
+        failure["preemption"].as_str().unwrap()
+    );
+    assert_eq!(message, predicted, "fit's reasons are kube-scheduler's");
+}
+
 /// `kube-arbiter fit -o json` for the Deployment manifest `object`, run
 /// against this cluster with the admin's kubeconfig, before it exists.
 async fn fit_before_applying(plane: &ControlPlane, object: &Value) -> Value {
@@ -742,16 +755,7 @@ async fn v1_37_fit_predicts_the_count_per_zone_and_the_first_failure() {
     create_deployment(&client, object).await;
     wait_bound(&client, NS, "api", placed).await;
     let failure = &predicted["firstUnschedulable"];
-    let message = cluster::wait_failed_scheduling(&client, NS, "nodes are available").await;
-    assert_eq!(
-        message,
-        format!(
-            "{} {}",
-            failure["summary"].as_str().unwrap(),
-            failure["preemption"].as_str().unwrap()
-        ),
-        "fit's reasons are kube-scheduler's"
-    );
+    failed_scheduling_says(&client, failure).await;
     // The pods that cannot bind stay pending.
     tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     let bound: Vec<String> = cluster::pods(&client, NS, "api")
@@ -784,15 +788,7 @@ async fn v1_37_fit_predicts_where_anti_affinity_stops_a_workload() {
     create_deployment(&client, object).await;
     wait_bound(&client, NS, "db", 6).await;
     let failure = &predicted["firstUnschedulable"];
-    let message = cluster::wait_failed_scheduling(&client, NS, "nodes are available").await;
-    assert_eq!(
-        message,
-        format!(
-            "{} {}",
-            failure["summary"].as_str().unwrap(),
-            failure["preemption"].as_str().unwrap()
-        )
-    );
+    failed_scheduling_says(&client, failure).await;
     let bound: Vec<String> = cluster::pods(&client, NS, "db")
         .await
         .into_iter()
@@ -830,16 +826,7 @@ async fn v1_37_fit_words_an_untolerated_taint_as_kube_scheduler_does() {
 
     create_deployment(&client, object).await;
     wait_bound(&client, NS, "web", 4).await;
-    let message = cluster::wait_failed_scheduling(&client, NS, "nodes are available").await;
-    assert_eq!(
-        message,
-        format!(
-            "{} {}",
-            failure["summary"].as_str().unwrap(),
-            failure["preemption"].as_str().unwrap()
-        ),
-        "fit's reasons are kube-scheduler's"
-    );
+    failed_scheduling_says(&client, failure).await;
 }
 
 /// fit says which pods preemption will evict for a high-priority
