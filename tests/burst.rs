@@ -263,20 +263,26 @@ async fn b_waiting_for_a_in_flight() -> (Bench, tokio::task::JoinHandle<reqwest:
     (bench, waiting)
 }
 
+/// b, waiting for a, was answered once a resolved: it waited, and did
+/// not time out.
+async fn b_was_released(bench: &Bench, waiting: tokio::task::JoinHandle<reqwest::Response>) {
+    assert_eq!(waiting.await.unwrap().status(), 200);
+    assert_eq!(
+        scrape(bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
+        0.0
+    );
+    assert_eq!(
+        scrape(bench, "kube_arbiter_in_flight_waits_total").await,
+        1.0,
+        "b waited for a"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pod_deleted_while_in_flight_releases_its_waiters() {
     let (bench, waiting) = b_waiting_for_a_in_flight().await;
     bench.api.delete("Pod", "shop", "a");
-    assert_eq!(waiting.await.unwrap().status(), 200);
-    assert_eq!(
-        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
-        0.0
-    );
-    assert_eq!(
-        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
-        1.0,
-        "b waited for a"
-    );
+    b_was_released(&bench, waiting).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -354,16 +360,7 @@ async fn a_refused_binding_releases_its_waiters() {
             .contains("no-such-node"),
         "{answer}"
     );
-    assert_eq!(waiting.await.unwrap().status(), 200);
-    assert_eq!(
-        scrape(&bench, "kube_arbiter_in_flight_wait_timeouts_total").await,
-        0.0
-    );
-    assert_eq!(
-        scrape(&bench, "kube_arbiter_in_flight_waits_total").await,
-        1.0,
-        "b waited for a"
-    );
+    b_was_released(&bench, waiting).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
