@@ -308,6 +308,13 @@ mod tests {
     use serde_json::json;
     use tower::ServiceExt;
 
+    /// The pod preempting in these tests: priority 100, one cpu.
+    fn preemptor() -> serde_json::Value {
+        json!({"metadata": {"name": "high", "namespace": "default", "uid": "uid-high"},
+               "spec": {"priority": 100, "containers": [{"name": "c",
+                        "resources": {"requests": {"cpu": "1"}}}]}})
+    }
+
     /// `body` through the preempt route on `state`; the answer, a 200.
     async fn preempt_answer(state: &AppState, body: &serde_json::Value) -> serde_json::Value {
         let response = routes()
@@ -339,9 +346,7 @@ mod tests {
         }));
         let state = AppState::new(view.clone(), Config::default());
         let body = json!({
-            "Pod": {"metadata": {"name": "high", "namespace": "default", "uid": "uid-high"},
-                    "spec": {"priority": 100, "containers": [{"name": "c",
-                             "resources": {"requests": {"cpu": "1"}}}]}},
+            "Pod": preemptor(),
             "NodeNameToMetaVictims": {
                 "n1": {"Pods": [{"UID": "uid-low"}, {"UID": "uid-vanished"}]},
                 "n9": {"Pods": [{"UID": "uid-elsewhere"}]},
@@ -397,9 +402,7 @@ mod tests {
         }));
         let state = AppState::new(view.clone(), Config::default());
         let body = json!({
-            "Pod": {"metadata": {"name": "high", "namespace": "default", "uid": "uid-high"},
-                    "spec": {"priority": 100, "containers": [{"name": "c",
-                             "resources": {"requests": {"cpu": "1"}}}]}},
+            "Pod": preemptor(),
             "NodeNameToMetaVictims": {
                 "n1": {"Pods": [{"UID": "uid-gang-0"}, {"UID": "uid-gang-1"}]},
                 "n2": {"Pods": [{"UID": "uid-gang-1"}, {"UID": "uid-gang-0"}]},
