@@ -9,6 +9,11 @@
 //!   anti-affinity pod-with-pod-anti-affinity.yaml (required, hostname)
 //!   affinity      pod-with-preferred-pod-affinity.yaml (preferred, hostname)
 //!   spread        pod-with-topology-spreading.yaml (zone, maxSkew 5, hard)
+//!   preemption    PreemptionAsync (default_preemption/performance-config.yaml):
+//!                 every node holds four low-priority 900m pods (3.6 of 4
+//!                 CPUs); while the measured pods (pod-default.yaml) are
+//!                 created, a high-priority 3970m pod arrives every 200 ms
+//!                 and must preempt a node's four
 //!
 //! Variants, alternated within each round: kube-scheduler alone (the
 //! shipped scheduler-config.yaml without its extender), with the
@@ -17,7 +22,7 @@
 //! in-tree plugins (shipped config) and as the enforcer (shipped enforcer
 //! config).
 //!
-//!   scripts/throughput.sh [--nodes N] [--pods P] [--rounds R] [--client-qps Q] [WORKLOAD...]
+//!   scripts/throughput.sh [--nodes N] [--pods P] [--rounds R] [--client-qps Q] [--profile] [WORKLOAD...]
 //!
 //! kube-scheduler's API client is rate-limited: the shipped configuration
 //! leaves `clientConnection.qps` at its default, 50 (burst 100), and every
@@ -27,9 +32,19 @@
 //! client, set the pace.
 //!
 //! Prints one row per workload and variant: median pods/s with the range
-//! over rounds, CPU seconds per 1,000 pods of kube-scheduler and of the
-//! extender, and the median as a multiple of kube-scheduler alone and of
+//! over rounds; CPU seconds per 1,000 pods of kube-scheduler, of the
+//! extender, of kube-apiserver and etcd together, and of the whole machine
+//! (`/proc/stat`, this client included), with how busy the machine's
+//! cores were; and the median as a multiple of kube-scheduler alone and of
 //! the do-nothing extender. Numbers only: nothing here passes or fails.
+//!
+//! `--profile` adds one run per variant, after the rounds and not counted
+//! in them, of three times as many pods, during which kube-scheduler's own
+//! CPU profile (`/debug/pprof/profile`, [`PROFILE_SECONDS`]) is written to
+//! `target/tmp/throughput-profiles/`; read it with
+//! `go tool pprof -top target/k8s/v1.37.2/kube-scheduler FILE`. Only then
+//! is kube-scheduler started with `/debug/pprof` open to loopback callers
+//! without authentication.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -75,6 +90,11 @@ impl Variant {
     }
 }
 
+const WORKLOADS: [&str; 5] = ["plain", "anti-affinity", "affinity", "spread", "preemption"];
+
+/// How long kube-scheduler's CPU profile runs, from the first pod created.
+const PROFILE_SECONDS: u32 = 6;
+
 struct Options {
     nodes: usize,
     pods: usize,
@@ -82,6 +102,7 @@ struct Options {
     /// kube-scheduler's `clientConnection.qps` and `burst`; `None` keeps
     /// the shipped configuration's default.
     client_qps: Option<usize>,
+    profile: bool,
     workloads: Vec<String>,
 }
 
@@ -91,6 +112,7 @@ fn options() -> Options {
         pods: 1000,
         rounds: 3,
         client_qps: None,
+        profile: false,
         workloads: Vec::new(),
     };
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
@@ -105,14 +127,13 @@ fn options() -> Options {
             "--pods" => o.pods = number("--pods"),
             "--rounds" => o.rounds = number("--rounds"),
             "--client-qps" => o.client_qps = Some(number("--client-qps")),
-            w @ ("plain" | "anti-affinity" | "affinity" | "spread") => o.workloads.push(w.into()),
+            "--profile" => o.profile = true,
+            w if WORKLOADS.contains(&w) => o.workloads.push(w.into()),
             other => panic!("unknown argument {other:?}: see scripts/throughput.sh"),
         }
     }
     if o.workloads.is_empty() {
-        o.workloads = ["plain", "anti-affinity", "affinity", "spread"]
-            .map(String::from)
-            .to_vec();
+        o.workloads = WORKLOADS.map(String::from).to_vec();
     }
     o
 }
@@ -128,7 +149,7 @@ fn pod(workload: &str, i: usize) -> Pod {
                "topologyKey": "kubernetes.io/hostname"})
     };
     let (color, extra): (&str, Value) = match workload {
-        "plain" => ("none", json!({})),
+        "plain" | "preemption" => ("none", json!({})),
         "anti-affinity" => (
             "green",
             json!({"affinity": {"podAntiAffinity": {
@@ -190,26 +211,169 @@ async fn create_nodes(client: &kube::Client, count: usize) {
         .await;
 }
 
+/// A pod of the preemption workload's classes, as scheduler_perf's
+/// pod-low-priority.yaml (900m) and pod-high-priority.yaml (3970m), with
+/// terminationGracePeriodSeconds 0 so that a victim is gone at once (no
+/// kubelet here).
+fn priority_pod(name: &str, class: &str, cpu: &str) -> Pod {
+    let resources = json!({"limits": {"cpu": cpu, "memory": "500Mi"},
+                           "requests": {"cpu": cpu, "memory": "500Mi"}});
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"priorityClassName": class, "terminationGracePeriodSeconds": 0,
+                 "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.2",
+                                 "resources": resources}]},
+    }))
+    .unwrap()
+}
+
+const FILL_NAMESPACE: &str = "fill";
+const LOW_CLASS: &str = "throughput-low";
+const HIGH_CLASS: &str = "throughput-high";
+
+/// The preemption workload's PriorityClasses and its namespace of
+/// low-priority pods.
+async fn prepare_preemption(plane: &ControlPlane) {
+    for (name, value) in [(LOW_CLASS, 0), (HIGH_CLASS, 9_999_999)] {
+        real::install::create(
+            &plane.admin,
+            json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                   "metadata": {"name": name}, "value": value}),
+        )
+        .await;
+    }
+    plane.namespace(FILL_NAMESPACE).await;
+}
+
+/// Nodes without a taint among the first `nodes` ([`create_nodes`]).
+fn untainted(nodes: usize) -> usize {
+    nodes - nodes / 10
+}
+
+/// Tops the low-priority pods up to four an untainted node (the ones
+/// preempted in the last run are gone) and waits until all are bound.
+async fn fill_nodes(client: &kube::Client, nodes: usize, generation: usize) {
+    let api: Api<Pod> = Api::namespaced(client.clone(), FILL_NAMESPACE);
+    let have = api
+        .list_metadata(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .len();
+    stream::iter(have..4 * untainted(nodes))
+        .for_each_concurrent(16, |i| {
+            let api = api.clone();
+            async move {
+                let pod = priority_pod(&format!("low-{generation}-{i}"), LOW_CLASS, "900m");
+                api.create(&PostParams::default(), &pod).await.unwrap();
+            }
+        })
+        .await;
+    let unbound = ListParams::default().fields("spec.nodeName=");
+    let start = Instant::now();
+    while !api.list_metadata(&unbound).await.unwrap().items.is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(900),
+            "low-priority pods not bound within 15 minutes"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// CPU seconds used so far by each process of the run and by the whole
+/// machine.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    scheduler: f64,
+    extender: f64,
+    /// kube-apiserver and etcd.
+    api: f64,
+    machine: f64,
+}
+
+impl Cpu {
+    fn now(scheduler: u32, extender: Option<u32>, plane: &ControlPlane) -> Self {
+        let api = plane
+            .component_pids()
+            .iter()
+            .filter(|(name, _)| *name != "kube-controller-manager")
+            .map(|(_, pid)| cpu_seconds(*pid))
+            .sum();
+        Self {
+            scheduler: cpu_seconds(scheduler),
+            extender: extender.map_or(0.0, cpu_seconds),
+            api,
+            machine: machine_busy_seconds(),
+        }
+    }
+
+    fn since(self, before: Self) -> Self {
+        Self {
+            scheduler: self.scheduler - before.scheduler,
+            extender: self.extender - before.extender,
+            api: self.api - before.api,
+            machine: self.machine - before.machine,
+        }
+    }
+}
+
+/// Seconds all cores have spent busy since boot (`/proc/stat`'s first
+/// line: every field but idle and iowait, in ticks of 1/100 s).
+fn machine_busy_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    let busy: u64 = ticks
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4)
+        .map(|(_, t)| t)
+        .sum();
+    busy as f64 / 100.0
+}
+
 struct Run {
     pods_per_second: f64,
     created_per_second: f64,
-    scheduler_cpu: f64,
-    extender_cpu: f64,
+    /// CPU seconds per 1,000 pods.
+    cpu: Cpu,
+    /// The machine's busy share of all its cores over the run.
+    busy: f64,
+}
+
+/// Where a run's kube-scheduler can be reached, and whether to profile it.
+struct Scheduler {
+    pid: u32,
+    /// The secure port, and the profile's file when this run is profiled.
+    profile: Option<(u16, std::path::PathBuf)>,
 }
 
 /// Creates `count` pods of `workload` in `ns` and waits until all are
-/// bound; the bind rate from the first bind to the last.
+/// bound; the bind rate from the first bind to the last. The preemption
+/// workload also creates a high-priority pod every 200 ms in `NS-high`
+/// until then.
 async fn measure(
-    client: &kube::Client,
+    plane: &ControlPlane,
     ns: &str,
     workload: &str,
     count: usize,
-    scheduler: u32,
+    scheduler: &Scheduler,
     extender: Option<u32>,
 ) -> Run {
+    let client = &plane.admin;
     let api: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let cpu = |pid: Option<u32>| pid.map_or(0.0, cpu_seconds);
-    let (scheduler_before, extender_before) = (cpu(Some(scheduler)), cpu(extender));
+    let high_ns = format!("{ns}-high");
+    if workload == "preemption" {
+        plane.namespace(&high_ns).await;
+    }
+    let before = Cpu::now(scheduler.pid, extender, plane);
     let watch = {
         let api = api.clone();
         tokio::spawn(async move {
@@ -234,6 +398,31 @@ async fn measure(
             bound
         })
     };
+    let churn = (workload == "preemption").then(|| {
+        let high: Api<Pod> = Api::namespaced(client.clone(), &high_ns);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(200));
+            for i in 0.. {
+                tick.tick().await;
+                let pod = priority_pod(&format!("high-{i}"), HIGH_CLASS, "3970m");
+                high.create(&PostParams::default(), &pod).await.unwrap();
+            }
+        })
+    });
+    let profile = scheduler.profile.as_ref().map(|(port, file)| {
+        let url = format!("https://127.0.0.1:{port}/debug/pprof/profile?seconds={PROFILE_SECONDS}");
+        let file = file.clone();
+        tokio::task::spawn_blocking(move || {
+            let status = std::process::Command::new("curl")
+                .args(["-sSfk", "-o"])
+                .arg(&file)
+                .arg(&url)
+                .status()
+                .expect("cannot run curl");
+            assert!(status.success(), "no profile from {url}");
+            file
+        })
+    });
     let start = Instant::now();
     stream::iter(0..count)
         .for_each_concurrent(16, |i| {
@@ -250,21 +439,46 @@ async fn measure(
         .await
         .expect("pods not bound within 10 minutes")
         .unwrap();
+    let wall = start.elapsed().as_secs_f64();
+    let used = Cpu::now(scheduler.pid, extender, plane).since(before);
+    if let Some(churn) = churn {
+        churn.abort();
+    }
+    if let Some(profile) = profile {
+        println!(
+            "kube-scheduler profile: {}",
+            profile.await.unwrap().display()
+        );
+    }
     let first = bound.values().min().unwrap();
     let last = bound.values().max().unwrap();
+    let per_1000 = |seconds: f64| seconds * 1000.0 / count as f64;
     let run = Run {
         pods_per_second: (count - 1) as f64 / last.duration_since(*first).as_secs_f64(),
         created_per_second: count as f64 / created.as_secs_f64(),
-        scheduler_cpu: (cpu(Some(scheduler)) - scheduler_before) * 1000.0 / count as f64,
-        extender_cpu: (cpu(extender) - extender_before) * 1000.0 / count as f64,
+        cpu: Cpu {
+            scheduler: per_1000(used.scheduler),
+            extender: per_1000(used.extender),
+            api: per_1000(used.api),
+            machine: per_1000(used.machine),
+        },
+        busy: used.machine / (wall * cores() as f64),
     };
-    api.delete_collection(
-        &DeleteParams::default().grace_period(0),
-        &ListParams::default(),
-    )
-    .await
-    .unwrap();
+    let everything = DeleteParams::default().grace_period(0);
+    api.delete_collection(&everything, &ListParams::default())
+        .await
+        .unwrap();
+    if workload == "preemption" {
+        let high: Api<Pod> = Api::namespaced(client.clone(), &high_ns);
+        high.delete_collection(&everything, &ListParams::default())
+            .await
+            .unwrap();
+    }
     run
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// `config` with kube-scheduler's client allowed `qps` requests a second
@@ -302,130 +516,235 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
+/// Everything a run needs that stays the same through a workload.
+struct Bench {
+    plane: ControlPlane,
+    arbiter: Installed,
+    noop: Process,
+    noop_port: u16,
+    next_to: String,
+    enforcer: String,
+    client_qps: Option<usize>,
+    nodes: usize,
+    /// Low-priority top-ups so far (their pods' names differ).
+    fills: usize,
+}
+
+impl Bench {
+    /// The scheduler configuration of `variant` and the role kube-arbiter
+    /// must have for it.
+    fn config(&self, variant: Variant) -> (String, Option<Role>) {
+        let (config, role) = match variant {
+            Variant::Alone => (alone_config(&self.next_to), None),
+            Variant::Noop => (
+                noop_config(&self.next_to, self.arbiter.port, self.noop_port),
+                None,
+            ),
+            Variant::NextTo => (self.next_to.clone(), Some(Role::NextToInTreePlugins)),
+            Variant::Enforcer => (self.enforcer.clone(), Some(Role::Enforcer)),
+        };
+        (with_client_qps(&config, self.client_qps), role)
+    }
+
+    /// One run of `pods` pods of `workload` with `variant`, in namespace
+    /// `ns`, kube-scheduler profiled into `profile` when given.
+    async fn run(
+        &mut self,
+        variant: Variant,
+        workload: &str,
+        pods: usize,
+        ns: &str,
+        profile: Option<std::path::PathBuf>,
+    ) -> Run {
+        let (config, role) = self.config(variant);
+        if let Some(role) = role
+            && role != self.arbiter.setup.role
+        {
+            self.arbiter.switch_role(role).await;
+        }
+        self.plane.stop_scheduler().await;
+        let port = free_port();
+        let extra = match profile {
+            Some(_) => vec![
+                format!("--secure-port={port}"),
+                "--authorization-always-allow-paths=/healthz,/readyz,/livez,/debug/pprof/*"
+                    .to_string(),
+            ],
+            None => vec![],
+        };
+        self.plane.start_scheduler_with(&config, &extra).await;
+        if workload == "preemption" {
+            self.fills += 1;
+            fill_nodes(&self.plane.admin, self.nodes, self.fills).await;
+        }
+        self.plane.namespace(ns).await;
+        let extender = match variant {
+            Variant::Alone => None,
+            Variant::Noop => Some(self.noop.pid()),
+            _ => self.arbiter.pid(),
+        };
+        let scheduler = Scheduler {
+            pid: self.plane.scheduler_pid().unwrap(),
+            profile: profile.map(|file| (port, file)),
+        };
+        let run = measure(&self.plane, ns, workload, pods, &scheduler, extender).await;
+        println!(
+            "{workload} {ns} {:<30} {:>7.1} pods/s (created {:.0}/s), CPU s per 1,000 pods: kube-scheduler {:.2}, extender {:.2}, kube-apiserver+etcd {:.2}, machine {:.2} ({:.0} % busy)",
+            variant.name(),
+            run.pods_per_second,
+            run.created_per_second,
+            run.cpu.scheduler,
+            run.cpu.extender,
+            run.cpu.api,
+            run.cpu.machine,
+            run.busy * 100.0
+        );
+        run
+    }
+}
+
+/// Starts the control plane and kube-arbiter for `workload`, creates the
+/// nodes (and the preemption workload's low-priority pods).
+async fn set_up(workload: &str, o: &Options) -> Bench {
+    let mut plane = ControlPlane::start(&format!("throughput-{workload}")).await;
+    let arbiter: Installed = install(&mut plane, Setup::new(Role::NextToInTreePlugins)).await;
+    let started = Instant::now();
+    create_nodes(&plane.admin, o.nodes).await;
+    println!(
+        "{workload}: {} nodes created in {:.0?}",
+        o.nodes,
+        started.elapsed()
+    );
+    let noop_port = free_port();
+    let certs = arbiter.certs.clone();
+    let path = |f: &str| certs.join(f).to_string_lossy().to_string();
+    let noop = Process::spawn(
+        "noop-extender",
+        &plane.bins.bin("noop-extender"),
+        &[
+            "-listen".into(),
+            format!("127.0.0.1:{noop_port}"),
+            "-cert".into(),
+            path("tls.crt"),
+            "-key".into(),
+            path("tls.key"),
+            "-client-ca".into(),
+            path("ca.crt"),
+        ],
+        &plane.dir,
+    );
+    let next_to = scheduler_config(&arbiter, Setup::new(Role::NextToInTreePlugins));
+    let enforcer = scheduler_config(&arbiter, Setup::new(Role::Enforcer));
+    if workload == "preemption" {
+        // The first fill is the bulk of it (four pods a node): placed by
+        // kube-scheduler alone at scheduler_perf's client rate, whatever
+        // the variants' rate.
+        prepare_preemption(&plane).await;
+        plane
+            .start_scheduler(&with_client_qps(&alone_config(&next_to), Some(5000)))
+            .await;
+        let started = Instant::now();
+        fill_nodes(&plane.admin, o.nodes, 0).await;
+        println!(
+            "{workload}: {} low-priority pods bound in {:.0?}",
+            4 * untainted(o.nodes),
+            started.elapsed()
+        );
+    }
+    Bench {
+        plane,
+        arbiter,
+        noop,
+        noop_port,
+        next_to,
+        enforcer,
+        client_qps: o.client_qps,
+        nodes: o.nodes,
+        fills: 0,
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let o = options();
     println!(
-        "kube-scheduler throughput, {} nodes, {} pods per run, {} rounds, client qps {}",
+        "kube-scheduler throughput, {} nodes, {} pods per run, {} rounds, client qps {}, {} cores",
         o.nodes,
         o.pods,
         o.rounds,
         o.client_qps
-            .map_or("50 (the default)".to_string(), |q| q.to_string())
+            .map_or("50 (the default)".to_string(), |q| q.to_string()),
+        cores()
     );
     for workload in &o.workloads {
-        let mut plane = ControlPlane::start(&format!("throughput-{workload}")).await;
-        let mut arbiter: Installed =
-            install(&mut plane, Setup::new(Role::NextToInTreePlugins)).await;
-        let client = plane.admin.clone();
-        let started = Instant::now();
-        create_nodes(&client, o.nodes).await;
-        println!(
-            "{workload}: {} nodes created in {:.0?}",
-            o.nodes,
-            started.elapsed()
-        );
-        let noop_port = free_port();
-        let certs = arbiter.certs.clone();
-        let path = |f: &str| certs.join(f).to_string_lossy().to_string();
-        let noop = Process::spawn(
-            "noop-extender",
-            &plane.bins.bin("noop-extender"),
-            &[
-                "-listen".into(),
-                format!("127.0.0.1:{noop_port}"),
-                "-cert".into(),
-                path("tls.crt"),
-                "-key".into(),
-                path("tls.key"),
-                "-client-ca".into(),
-                path("ca.crt"),
-            ],
-            &plane.dir,
-        );
-        let next_to = scheduler_config(&arbiter, Setup::new(Role::NextToInTreePlugins));
-        let enforcer = scheduler_config(&arbiter, Setup::new(Role::Enforcer));
+        let mut bench = set_up(workload, &o).await;
         let mut runs: BTreeMap<usize, Vec<Run>> = BTreeMap::new();
         for round in 0..o.rounds {
             for k in 0..VARIANTS.len() {
                 // Each round starts with another variant.
                 let index = (k + round) % VARIANTS.len();
-                let variant = VARIANTS[index];
-                let (config, role) = match variant {
-                    Variant::Alone => (alone_config(&next_to), None),
-                    Variant::Noop => (noop_config(&next_to, arbiter.port, noop_port), None),
-                    Variant::NextTo => (next_to.clone(), Some(Role::NextToInTreePlugins)),
-                    Variant::Enforcer => (enforcer.clone(), Some(Role::Enforcer)),
-                };
-                if let Some(role) = role
-                    && role != arbiter.setup.role
-                {
-                    arbiter.switch_role(role).await;
-                }
-                plane.stop_scheduler().await;
-                plane
-                    .start_scheduler(&with_client_qps(&config, o.client_qps))
-                    .await;
                 let ns = format!("run-{round}-{index}");
-                plane.namespace(&ns).await;
-                let extender = match variant {
-                    Variant::Alone => None,
-                    Variant::Noop => Some(noop.pid()),
-                    _ => arbiter.pid(),
-                };
-                let run = measure(
-                    &client,
-                    &ns,
-                    workload,
-                    o.pods,
-                    plane.scheduler_pid().unwrap(),
-                    extender,
-                )
-                .await;
-                println!(
-                    "{workload} round {round} {:<30} {:>7.1} pods/s (created {:.0}/s), CPU per 1,000 pods: kube-scheduler {:.2} s, extender {:.2} s",
-                    variant.name(),
-                    run.pods_per_second,
-                    run.created_per_second,
-                    run.scheduler_cpu,
-                    run.extender_cpu
-                );
+                let run = bench
+                    .run(VARIANTS[index], workload, o.pods, &ns, None)
+                    .await;
                 runs.entry(index).or_default().push(run);
             }
         }
-        let medians: Vec<f64> = (0..VARIANTS.len())
-            .map(|i| {
-                median(
-                    &mut runs[&i]
-                        .iter()
-                        .map(|r| r.pods_per_second)
-                        .collect::<Vec<_>>(),
-                )
-            })
-            .collect();
-        println!(
-            "\n| {workload}, {} nodes | pods/s median (range) | kube-scheduler CPU s / 1,000 pods | extender CPU s / 1,000 pods | × alone | × do-nothing |",
-            o.nodes
-        );
-        println!("|---|---|---|---|---|---|");
-        for (i, variant) in VARIANTS.iter().enumerate() {
-            let rs = &runs[&i];
-            let rate: Vec<f64> = rs.iter().map(|r| r.pods_per_second).collect();
-            let (lo, hi) = (
-                rate.iter().cloned().fold(f64::MAX, f64::min),
-                rate.iter().cloned().fold(0.0, f64::max),
-            );
-            let sched = median(&mut rs.iter().map(|r| r.scheduler_cpu).collect::<Vec<_>>());
-            let ext = median(&mut rs.iter().map(|r| r.extender_cpu).collect::<Vec<_>>());
-            println!(
-                "| {} | {:.1} ({lo:.1}–{hi:.1}) | {sched:.2} | {ext:.2} | {:.2}× | {:.2}× |",
-                variant.name(),
-                medians[i],
-                medians[i] / medians[0],
-                medians[i] / medians[1]
-            );
+        print_table(workload, &o, &runs);
+        if o.profile {
+            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("throughput-profiles");
+            std::fs::create_dir_all(&dir).unwrap();
+            for (index, variant) in VARIANTS.iter().enumerate() {
+                let file = dir.join(format!(
+                    "{workload}-{}-{}.pb.gz",
+                    o.nodes,
+                    variant.name().replace(' ', "-")
+                ));
+                let ns = format!("profile-{index}");
+                bench
+                    .run(*variant, workload, 3 * o.pods, &ns, Some(file))
+                    .await;
+            }
         }
-        println!();
-        drop(noop);
     }
+}
+
+fn print_table(workload: &str, o: &Options, runs: &BTreeMap<usize, Vec<Run>>) {
+    let medians: Vec<f64> = (0..VARIANTS.len())
+        .map(|i| {
+            median(
+                &mut runs[&i]
+                    .iter()
+                    .map(|r| r.pods_per_second)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    println!(
+        "\n| {workload}, {} nodes | pods/s median (range) | kube-scheduler | extender | kube-apiserver + etcd | machine (busy) | × alone | × do-nothing |",
+        o.nodes
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (i, variant) in VARIANTS.iter().enumerate() {
+        let rs = &runs[&i];
+        let rate: Vec<f64> = rs.iter().map(|r| r.pods_per_second).collect();
+        let (lo, hi) = (
+            rate.iter().cloned().fold(f64::MAX, f64::min),
+            rate.iter().cloned().fold(0.0, f64::max),
+        );
+        let cpu = |f: fn(&Run) -> f64| median(&mut rs.iter().map(f).collect::<Vec<_>>());
+        println!(
+            "| {} | {:.1} ({lo:.1}–{hi:.1}) | {:.2} | {:.2} | {:.2} | {:.2} ({:.0} %) | {:.2}× | {:.2}× |",
+            variant.name(),
+            medians[i],
+            cpu(|r| r.cpu.scheduler),
+            cpu(|r| r.cpu.extender),
+            cpu(|r| r.cpu.api),
+            cpu(|r| r.cpu.machine),
+            cpu(|r| r.busy) * 100.0,
+            medians[i] / medians[0],
+            medians[i] / medians[1]
+        );
+    }
+    println!("CPU columns: seconds per 1,000 pods, medians over rounds.\n");
 }

@@ -3,7 +3,7 @@
 # with kube-arbiter in both roles, on a real control plane
 # (benches/scheduler_throughput.rs says what it measures):
 #
-#   scripts/throughput.sh [--nodes N] [--pods P] [--rounds R] [--client-qps Q] [plain|anti-affinity|affinity|spread]...
+#   scripts/throughput.sh [--nodes N] [--pods P] [--rounds R] [--client-qps Q] [--profile] [plain|anti-affinity|affinity|spread|preemption]...
 #
 # Defaults: 5,000 nodes, 1,000 pods per run, 3 rounds, every workload,
 # kube-scheduler's client at its default 50 requests a second (as shipped).

@@ -80,7 +80,7 @@ pub struct ControlPlane {
     controller_manager: Process,
     apiserver: Process,
     apiserver_args: Vec<String>,
-    _etcd: Process,
+    etcd: Process,
 }
 
 impl ControlPlane {
@@ -248,7 +248,7 @@ impl ControlPlane {
             scheduler: None,
             apiserver,
             apiserver_args,
-            _etcd: etcd,
+            etcd,
         };
         plane.wait_ready().await;
         plane
@@ -312,6 +312,12 @@ impl ControlPlane {
     /// `clientConnection.kubeconfig` is replaced by one for
     /// system:kube-scheduler) and waits until it leads.
     pub async fn start_scheduler(&mut self, config: &str) {
+        self.start_scheduler_with(config, &[]).await;
+    }
+
+    /// [`ControlPlane::start_scheduler`] with `extra` flags (a later flag
+    /// wins over the harness's own, e.g. `--secure-port`).
+    pub async fn start_scheduler_with(&mut self, config: &str, extra: &[String]) {
         let kubeconfig = self.dir.join("scheduler.kubeconfig");
         pki::write_kubeconfig(
             &kubeconfig,
@@ -323,7 +329,7 @@ impl ControlPlane {
             "/etc/kubernetes/scheduler.conf",
             kubeconfig.to_str().unwrap(),
         );
-        self.start_scheduler_as_configured(&config, &[], "kube-system", "kube-scheduler")
+        self.start_scheduler_as_configured(&config, extra, "kube-system", "kube-scheduler")
             .await;
     }
 
@@ -394,6 +400,16 @@ impl ControlPlane {
     /// kube-scheduler's process id, while it runs.
     pub fn scheduler_pid(&self) -> Option<u32> {
         self.scheduler.as_ref().map(Process::pid)
+    }
+
+    /// The process ids of etcd, kube-apiserver and
+    /// kube-controller-manager, by name.
+    pub fn component_pids(&self) -> [(&'static str, u32); 3] {
+        [
+            ("etcd", self.etcd.pid()),
+            ("kube-apiserver", self.apiserver.pid()),
+            ("kube-controller-manager", self.controller_manager.pid()),
+        ]
     }
 
     /// kube-scheduler's log so far.
