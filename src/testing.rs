@@ -1,4 +1,4 @@
-//! One builder for the objects unit tests need, after upstream's
+//! One builder for the objects tests need, after upstream's
 //! `pkg/scheduler/testing/wrappers.go` (`MakeNode().Name("n1").Label(..).Obj()`,
 //! `MakePod().Namespace("ns").Name("p").Node("n1").Obj()`): a new case is one
 //! line, and every test reads the same way.
@@ -6,7 +6,8 @@
 //! Each builder writes the object's Kubernetes JSON and decodes it in
 //! `obj()`, so a test object goes through the decoder a served one does
 //! (defaults, `null` lists, shared parts). `json()` gives the JSON itself,
-//! for tests that send it.
+//! for tests that send it: integration tests load it into the fake API
+//! server, write it to a cluster-state file or post it to the server.
 
 use serde_json::{Value, json};
 
@@ -26,6 +27,11 @@ pub fn make_node(name: &str) -> MakeNode {
 pub struct MakeNode(Value);
 
 impl MakeNode {
+    pub fn uid(mut self, uid: &str) -> Self {
+        self.0["metadata"]["uid"] = uid.into();
+        self
+    }
+
     pub fn label(mut self, key: &str, value: &str) -> Self {
         self.0["metadata"]["labels"][key] = value.into();
         self
@@ -48,9 +54,15 @@ impl MakeNode {
     }
 
     /// Allocatable `cpu` millicores and `memory` bytes, and 110 pods.
-    pub fn capacity(mut self, cpu_milli: i64, memory: i64) -> Self {
-        self.0["status"]["allocatable"] =
-            json!({"cpu": format!("{cpu_milli}m"), "memory": memory.to_string(), "pods": "110"});
+    pub fn capacity(self, cpu_milli: i64, memory: i64) -> Self {
+        let (cpu, memory) = (format!("{cpu_milli}m"), memory.to_string());
+        self.allocatable(&[("cpu", &cpu), ("memory", &memory), ("pods", "110")])
+    }
+
+    /// `status.allocatable`: these resources and quantities, as written
+    /// (`("memory", "8Gi")`, `("example.com/gpu", "2")`).
+    pub fn allocatable(mut self, resources: &[(&str, &str)]) -> Self {
+        self.0["status"]["allocatable"] = string_map(resources);
         self
     }
 
@@ -61,6 +73,14 @@ impl MakeNode {
             Some(taints) => taints.push(taint),
             None => self.0["spec"]["taints"] = json!([taint]),
         }
+        self
+    }
+
+    /// `apiVersion` and `kind` set, as in a `List` of mixed kinds or a
+    /// manifest file.
+    pub fn typed(mut self) -> Self {
+        self.0["apiVersion"] = "v1".into();
+        self.0["kind"] = "Node".into();
         self
     }
 
@@ -99,6 +119,30 @@ impl MakePod {
         pairs.iter().fold(self, |p, (k, v)| p.label(k, v))
     }
 
+    pub fn annotation(mut self, key: &str, value: &str) -> Self {
+        self.0["metadata"]["annotations"][key] = value.into();
+        self
+    }
+
+    /// An owner reference marked `controller: true` (the pod's ReplicaSet,
+    /// StatefulSet, Job), after the ones already there.
+    pub fn owner(mut self, api_version: &str, kind: &str, name: &str, uid: &str) -> Self {
+        let owner = json!({"apiVersion": api_version, "kind": kind, "name": name,
+                           "uid": uid, "controller": true});
+        match self.0["metadata"]["ownerReferences"].as_array_mut() {
+            Some(owners) => owners.push(owner),
+            None => self.0["metadata"]["ownerReferences"] = json!([owner]),
+        }
+        self
+    }
+
+    /// Any other `metadata` field, as its JSON (`creationTimestamp`,
+    /// `managedFields`, ...).
+    pub fn meta(mut self, field: &str, value: Value) -> Self {
+        self.0["metadata"][field] = value;
+        self
+    }
+
     /// `spec.nodeName`: the pod runs there.
     pub fn node(mut self, node: &str) -> Self {
         self.0["spec"]["nodeName"] = node.into();
@@ -107,6 +151,13 @@ impl MakePod {
 
     pub fn phase(mut self, phase: &str) -> Self {
         self.0["status"]["phase"] = phase.into();
+        self
+    }
+
+    /// `status.conditions`: Ready since `since` (RFC 3339).
+    pub fn ready_since(mut self, since: &str) -> Self {
+        self.0["status"]["conditions"] =
+            json!([{"type": "Ready", "status": "True", "lastTransitionTime": since}]);
         self
     }
 
@@ -123,9 +174,17 @@ impl MakePod {
     }
 
     /// One container, requesting `cpu_milli` millicores and `memory` bytes.
-    pub fn req(mut self, cpu_milli: i64, memory: i64) -> Self {
-        self.0["spec"]["containers"] = json!([{"name": "c", "resources": {"requests": {
-            "cpu": format!("{cpu_milli}m"), "memory": memory.to_string()}}}]);
+    pub fn req(self, cpu_milli: i64, memory: i64) -> Self {
+        let (cpu, memory) = (format!("{cpu_milli}m"), memory.to_string());
+        self.requests(&[("cpu", &cpu), ("memory", &memory)])
+    }
+
+    /// One container `c`, requesting these resources and quantities as
+    /// written (`("cpu", "1")`); `&[]` for a container that asks for nothing,
+    /// which the scheduler still scores as its non-zero default.
+    pub fn requests(mut self, resources: &[(&str, &str)]) -> Self {
+        self.0["spec"]["containers"] =
+            json!([{"name": "c", "resources": {"requests": string_map(resources)}}]);
         self
     }
 
@@ -190,10 +249,37 @@ impl MakePod {
         self
     }
 
+    /// A topology spread constraint counting pods with these labels, after
+    /// the ones already there.
+    pub fn spread(
+        mut self,
+        max_skew: i32,
+        topology_key: &str,
+        when_unsatisfiable: &str,
+        labels: &[(&str, &str)],
+    ) -> Self {
+        let constraint = json!({"maxSkew": max_skew, "topologyKey": topology_key,
+            "whenUnsatisfiable": when_unsatisfiable,
+            "labelSelector": {"matchLabels": string_map(labels)}});
+        match self.0["spec"]["topologySpreadConstraints"].as_array_mut() {
+            Some(constraints) => constraints.push(constraint),
+            None => self.0["spec"]["topologySpreadConstraints"] = json!([constraint]),
+        }
+        self
+    }
+
     /// Any other `spec` field, as its JSON (`affinity`,
     /// `topologySpreadConstraints`, `nodeSelector`, ...).
     pub fn spec(mut self, field: &str, value: Value) -> Self {
         self.0["spec"][field] = value;
+        self
+    }
+
+    /// `apiVersion` and `kind` set, as in a `List` of mixed kinds or a
+    /// manifest file.
+    pub fn typed(mut self) -> Self {
+        self.0["apiVersion"] = "v1".into();
+        self.0["kind"] = "Pod".into();
         self
     }
 
@@ -206,6 +292,16 @@ impl MakePod {
     }
 }
 
+/// `{"key": "value", ...}`: labels, or a resource list
+/// (`{"cpu": "1", "memory": "8Gi"}`).
+fn string_map(pairs: &[(&str, &str)]) -> Value {
+    let map: serde_json::Map<String, Value> = pairs
+        .iter()
+        .map(|(key, value)| (key.to_string(), json!(value)))
+        .collect();
+    Value::Object(map)
+}
+
 /// `labelSelector: {matchExpressions: [{key, operator, values}]}` on
 /// `topology_key`.
 pub fn term(key: &str, op: &str, values: &[&str], topology_key: &str) -> Value {
@@ -215,13 +311,19 @@ pub fn term(key: &str, op: &str, values: &[&str], topology_key: &str) -> Value {
     })
 }
 
+/// `labelSelector: {matchLabels: labels}` on `topology_key`.
+pub fn label_term(labels: &[(&str, &str)], topology_key: &str) -> Value {
+    json!({"labelSelector": {"matchLabels": string_map(labels)}, "topologyKey": topology_key})
+}
+
 /// A Namespace with these labels.
 pub fn namespace(name: &str, labels: &[(&str, &str)]) -> Namespace {
-    let labels: serde_json::Map<String, Value> = labels
-        .iter()
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect();
-    serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
+    serde_json::from_value(namespace_json(name, labels)).unwrap()
+}
+
+/// The JSON of [`namespace`], for tests that send it.
+pub fn namespace_json(name: &str, labels: &[(&str, &str)]) -> Value {
+    json!({"metadata": {"name": name, "labels": string_map(labels)}})
 }
 
 /// The snapshot of these nodes, pods and namespaces.
@@ -289,6 +391,52 @@ mod tests {
             pod.metadata.labels.get("app").map(String::as_str),
             Some("web")
         );
+    }
+
+    #[test]
+    fn a_built_node_writes_the_json_a_hand_written_one_has() {
+        let built = make_node("n1")
+            .uid("uid-n1")
+            .zone("z1")
+            .allocatable(&[("cpu", "4"), ("memory", "8Gi")])
+            .typed()
+            .json();
+        let written = json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "n1", "uid": "uid-n1", "labels": {ZONE: "z1"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}});
+        assert_eq!(built, written);
+    }
+
+    #[test]
+    fn a_built_pod_writes_the_json_a_hand_written_one_has() {
+        let built = make_pod("shop", "web-1")
+            .label("app", "web")
+            .annotation("note", "x")
+            .owner("apps/v1", "ReplicaSet", "web-7d4", "uid-rs")
+            .meta("creationTimestamp", json!("2024-01-01T00:00:00Z"))
+            .requests(&[("cpu", "100m")])
+            .required_anti_affinity(label_term(&[("app", "web")], HOSTNAME))
+            .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
+            .ready_since("2024-01-02T00:00:00Z")
+            .typed()
+            .json();
+        let written = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "uid-shop-web-1",
+                "labels": {"app": "web"}, "annotations": {"note": "x"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                     "name": "web-7d4", "uid": "uid-rs", "controller": true}],
+                "creationTimestamp": "2024-01-01T00:00:00Z"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+                "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}]}},
+                "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": ZONE,
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "web"}}}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True",
+                                       "lastTransitionTime": "2024-01-02T00:00:00Z"}]}});
+        assert_eq!(built, written);
+        let pod: Pod = serde_json::from_value(built).unwrap();
+        assert_eq!(pod.metadata.controller().unwrap().name, "web-7d4");
     }
 
     #[test]

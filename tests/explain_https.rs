@@ -6,6 +6,7 @@
 
 mod common;
 
+use kube_arbiter::testing::{HOSTNAME, MakePod, label_term, make_pod};
 use serde_json::{Value, json};
 
 use common::{Arbiter, Launch};
@@ -47,12 +48,14 @@ fn parse(body: &str) -> Value {
 }
 
 /// The fixture's pending pod, as a client would send it.
-fn api_pod(name: &str, priority: i32) -> Value {
-    json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "shop", "labels": {"app": "api"}},
-        "spec": {"priority": priority, "containers": [{"name": "c"}],
-            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"app": "batch"}}, "topologyKey": "kubernetes.io/hostname"}]}}}})
+fn api_pod(name: &str, priority: i32) -> MakePod {
+    make_pod("shop", name)
+        .typed()
+        .uid("")
+        .label("app", "api")
+        .priority(priority)
+        .requests(&[])
+        .required_anti_affinity(label_term(&[("app", "batch")], HOSTNAME))
 }
 
 /// What `/scheduler/filter` says of each node for `pod`.
@@ -91,7 +94,7 @@ async fn a_pending_pod_by_name_gets_reasons_a_summary_and_where_preemption_helps
     assert_eq!(got["pod"], "shop/api");
     assert_eq!(got["feasible"], 0);
 
-    let filter = failed_nodes(&server, &api_pod("api", 100)).await;
+    let filter = failed_nodes(&server, &api_pod("api", 100).json()).await;
     for row in got["nodes"].as_array().unwrap() {
         let node = row["node"].as_str().unwrap();
         assert_eq!(
@@ -184,7 +187,7 @@ async fn a_posted_pod_that_does_not_exist_yet_is_explained() {
         &server,
         "/debug/explain",
         "application/json",
-        serde_json::to_vec(&api_pod("api-low", 5)).unwrap(),
+        serde_json::to_vec(&api_pod("api-low", 5).json()).unwrap(),
     )
     .await;
     assert_eq!(status, 200, "{body}");
@@ -240,13 +243,12 @@ async fn posted_pods_get_the_admission_body_limit() {
     let server = Launch::file(CLUSTER)
         .config("server: {admissionBodyLimitBytes: 2048}\n")
         .start();
-    let mut pod = api_pod("big", 100);
-    pod["metadata"]["annotations"] = json!({"filler": "x".repeat(4096)});
+    let pod = api_pod("big", 100).annotation("filler", &"x".repeat(4096));
     let (status, _, body) = post(
         &server,
         "/debug/explain",
         "application/json",
-        serde_json::to_vec(&pod).unwrap(),
+        serde_json::to_vec(&pod.json()).unwrap(),
     )
     .await;
     assert_eq!(status, 413, "{body}");
@@ -254,7 +256,7 @@ async fn posted_pods_get_the_admission_body_limit() {
         &server,
         "/debug/explain",
         "application/json",
-        serde_json::to_vec(&api_pod("small", 100)).unwrap(),
+        serde_json::to_vec(&api_pod("small", 100).json()).unwrap(),
     )
     .await;
     assert_eq!(status, 200, "{body}");

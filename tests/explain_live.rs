@@ -10,16 +10,17 @@ mod fake_apiserver;
 use std::process::Output;
 
 use fake_apiserver::{FakeApiServer, api_node};
-use kube_arbiter::testing::make_pod;
+use kube_arbiter::testing::{make_pod, namespace_json};
 use serde_json::{Value, json};
 
 fn node(name: &str, taint: bool) -> Value {
-    let mut v = api_node(name, &[]);
-    if taint {
-        v["spec"] =
-            json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]});
-    }
-    v
+    let node = api_node(name);
+    let node = if taint {
+        node.taint("dedicated", "gpu", "NoSchedule")
+    } else {
+        node
+    };
+    node.json()
 }
 
 fn pod(name: &str, node: &str, labels: Value, priority: i32, extra: Value) -> Value {
@@ -33,7 +34,7 @@ fn pod(name: &str, node: &str, labels: Value, priority: i32, extra: Value) -> Va
         .node(node)
         .priority(priority)
         .phase(phase)
-        .spec("containers", json!([{"name": "c"}]));
+        .requests(&[]);
     for (key, value) in labels.as_object().into_iter().flatten() {
         pod = pod.label(key, value.as_str().unwrap_or_default());
     }
@@ -51,7 +52,7 @@ async fn cluster() -> FakeApiServer {
         "Node",
         [node("n1", false), node("n2", false), node("n3", true)],
     );
-    api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
+    api.load("Namespace", [namespace_json("shop", &[])]);
     let away_from_batch = json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "batch"}}, "topologyKey": "kubernetes.io/hostname"}]}}});
     api.load(

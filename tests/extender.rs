@@ -6,6 +6,7 @@
 
 mod common;
 
+use kube_arbiter::testing::{make_node, make_pod};
 use serde_json::{Value, json};
 
 use common::Launch;
@@ -224,21 +225,23 @@ async fn the_taint_reason_follows_the_configured_kubernetes_version() {
 async fn comparison_operator_tolerations_follow_the_feature_gate() {
     let dir = tempfile::tempdir().unwrap();
     let node = |name: &str, sla: &str| {
-        json!({"apiVersion": "v1", "kind": "Node",
-               "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-               "spec": {"taints": [{"key": "example.com/sla", "value": sla, "effect": "NoSchedule"}]},
-               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+        make_node(name)
+            .typed()
+            .hostname()
+            .taint("example.com/sla", sla, "NoSchedule")
+            .allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])
+            .json()
     };
     let state = dir.path().join("cluster.json");
     let list = json!({"apiVersion": "v1", "kind": "List",
                       "items": [node("sla-950", "950"), node("sla-800", "800")]});
     std::fs::write(&state, list.to_string()).unwrap();
-    let body = json!({
-        "Pod": {"metadata": {"name": "p", "namespace": "default"},
-                "spec": {"containers": [{"name": "c"}],
-                         "tolerations": [{"key": "example.com/sla", "operator": "Gt", "value": "900", "effect": "NoSchedule"}]}},
-        "NodeNames": ["sla-950", "sla-800"]
-    });
+    let tolerations = json!([{"key": "example.com/sla", "operator": "Gt", "value": "900", "effect": "NoSchedule"}]);
+    let pod = make_pod("default", "p")
+        .uid("")
+        .requests(&[])
+        .spec("tolerations", tolerations);
+    let body = json!({"Pod": pod.json(), "NodeNames": ["sla-950", "sla-800"]});
     let untolerated = "node(s) had untolerated taint(s)";
     let off = Launch::file(&state).start();
     let got = off.post_ok("/scheduler/filter", &body).await;

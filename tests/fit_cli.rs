@@ -8,6 +8,7 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+use kube_arbiter::testing::{make_node, make_pod};
 use serde_json::{Value, json};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
@@ -126,16 +127,23 @@ fn the_manifest_can_come_from_stdin() {
 /// only go there by evicting it.
 fn preemption_cluster(dir: &std::path::Path) -> String {
     let node = |name: &str| {
-        json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name,
-            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": "z1"}},
-            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+        make_node(name)
+            .typed()
+            .hostname()
+            .zone("z1")
+            .allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])
+            .json()
     };
+    let report = make_pod("batch", "report")
+        .typed()
+        .uid("uid-report")
+        .label("app", "report")
+        .node("n1")
+        .priority(10)
+        .requests(&[("cpu", "3")])
+        .phase("Running");
     let state = json!({"kind": "List", "apiVersion": "v1", "items": [
-        node("n1"), node("n2"),
-        {"kind": "Pod", "apiVersion": "v1",
-         "metadata": {"name": "report", "namespace": "batch", "uid": "uid-report", "labels": {"app": "report"}},
-         "spec": {"nodeName": "n1", "priority": 10, "containers": [{"name": "c", "resources": {"requests": {"cpu": "3"}}}]},
-         "status": {"phase": "Running"}},
+        node("n1"), node("n2"), report.json(),
         {"kind": "PodDisruptionBudget", "apiVersion": "policy/v1",
          "metadata": {"name": "report", "namespace": "batch"},
          "spec": {"selector": {"matchLabels": {"app": "report"}}}, "status": {"disruptionsAllowed": 0}},

@@ -12,41 +12,43 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use kube_arbiter::testing::{HOSTNAME, MakePod, ZONE, label_term, make_node, make_pod};
 use serde_json::{Value, json};
 
 use common::Launch;
 
-const ZONE: &str = "topology.kubernetes.io/zone";
-
 fn node(name: &str, zone: &str, extra: &[(&str, &str)], taint: bool) -> Value {
-    let mut labels =
-        json!({"kubernetes.io/hostname": name, ZONE: zone, "kubernetes.io/arch": "amd64"});
-    for (k, v) in extra {
-        labels[*k] = (*v).into();
-    }
-    let mut n = json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "labels": labels},
-        "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}});
-    if taint {
-        n["spec"] =
-            json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]});
-    }
-    n
+    let node = make_node(name)
+        .typed()
+        .hostname()
+        .zone(zone)
+        .label("kubernetes.io/arch", "amd64")
+        .labels(extra)
+        .allocatable(&[("cpu", "32"), ("memory", "128Gi"), ("pods", "110")]);
+    let node = if taint {
+        node.taint("dedicated", "gpu", "NoSchedule")
+    } else {
+        node
+    };
+    node.json()
 }
 
-fn running(name: &str, node: &str, app: &str) -> Value {
-    json!({"kind": "Pod", "apiVersion": "v1",
-        "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"), "labels": {"app": app}},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
-        "status": {"phase": "Running"}})
+fn running(name: &str, node: &str, app: &str) -> MakePod {
+    make_pod("shop", name)
+        .typed()
+        .uid(&format!("uid-{name}"))
+        .label("app", app)
+        .node(node)
+        .requests(&[("cpu", "1")])
+        .phase("Running")
 }
 
 /// Seven nodes in three zones: one tainted, one arm64, two with SSDs;
 /// a web pod on a1 and a2 that the workload would rather avoid, and one
 /// on c1 whose required anti-affinity keeps the workload off its node.
 fn cluster() -> Vec<Value> {
-    let mut guard = running("guard", "c1", "guard");
-    guard["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "index"}}, "topologyKey": "kubernetes.io/hostname"}]}});
+    let guard = running("guard", "c1", "guard")
+        .required_anti_affinity(label_term(&[("app", "index")], HOSTNAME));
     vec![
         node("a1", "z-a", &[("disk", "ssd")], false),
         node("a2", "z-a", &[], false),
@@ -55,9 +57,9 @@ fn cluster() -> Vec<Value> {
         node("c1", "z-c", &[], false),
         node("c2", "z-c", &[], false),
         node("c3", "z-c", &[("kubernetes.io/arch", "arm64")], false),
-        running("web-1", "a1", "web"),
-        running("web-2", "a2", "web"),
-        guard,
+        running("web-1", "a1", "web").json(),
+        running("web-2", "a2", "web").json(),
+        guard.json(),
     ]
 }
 
@@ -87,13 +89,18 @@ fn list(items: Vec<Value>) -> String {
 
 /// Replica `name` as the API server would hold it once admitted.
 fn replica(name: &str) -> Value {
-    let mut spec = job_spec();
-    spec["priority"] = 0.into();
-    spec["preemptionPolicy"] = "PreemptLowerPriority".into();
-    spec["schedulerName"] = "default-scheduler".into();
-    json!({"kind": "Pod", "apiVersion": "v1",
-        "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"), "labels": {"app": "index"}},
-        "spec": spec, "status": {"phase": "Pending"}})
+    let mut pod = make_pod("shop", name)
+        .typed()
+        .uid(&format!("uid-{name}"))
+        .label("app", "index");
+    for (field, value) in job_spec().as_object().into_iter().flatten() {
+        pod = pod.spec(field, value.clone());
+    }
+    pod.priority(0)
+        .spec("preemptionPolicy", "PreemptLowerPriority".into())
+        .spec("schedulerName", "default-scheduler".into())
+        .phase("Pending")
+        .json()
 }
 
 #[tokio::test]

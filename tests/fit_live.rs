@@ -11,16 +11,19 @@ mod fake_apiserver;
 use std::process::Output;
 
 use fake_apiserver::{FakeApiServer, api_node};
+use kube_arbiter::testing::{make_pod, namespace_json};
 use serde_json::{Value, json};
 
 fn web_pod(name: &str, node: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-            "labels": {"app": "web", "pod-template-hash": "abc12"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc12",
-                                 "uid": "uid-rs", "controller": true}]},
-        "spec": {"nodeName": node, "priority": 0,
-                 "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
-        "status": {"phase": "Running"}})
+    make_pod("shop", name)
+        .uid(&format!("uid-{name}"))
+        .labels(&[("app", "web"), ("pod-template-hash", "abc12")])
+        .owner("apps/v1", "ReplicaSet", "web-abc12", "uid-rs")
+        .node(node)
+        .priority(0)
+        .requests(&[("cpu", "1")])
+        .phase("Running")
+        .json()
 }
 
 /// Two nodes of 4 cpu in two zones; shop/web runs 2 replicas of 1 cpu,
@@ -30,11 +33,11 @@ async fn cluster() -> FakeApiServer {
     api.load(
         "Node",
         [
-            api_node("n1", &[("topology.kubernetes.io/zone", "z1")]),
-            api_node("n2", &[("topology.kubernetes.io/zone", "z2")]),
+            api_node("n1").zone("z1").json(),
+            api_node("n2").zone("z2").json(),
         ],
     );
-    api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
+    api.load("Namespace", [namespace_json("shop", &[])]);
     api.load(
         "Pod",
         [web_pod("web-abc12-1", "n1"), web_pod("web-abc12-2", "n2")],

@@ -9,13 +9,13 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use kube_arbiter::cluster::{CandidateNodes, ClusterObjects, InFlightPod, NodeIdx, Snapshot};
 use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::filter::PodFilters;
-use kube_arbiter::testing::{make_node, make_pod};
+use kube_arbiter::testing::{label_term, make_node, make_pod};
 
 const HOST: &str = "kubernetes.io/hostname";
 const ZONE: &str = "zone";
@@ -37,9 +37,7 @@ fn pod(name: &str, node: &str, app: u8, anti: bool) -> Pod {
         .label("app", &format!("a{app}"))
         .node(node);
     let pod = match anti {
-        true => pod.required_anti_affinity(
-            json!({"labelSelector": {"matchLabels": {"app": "a0"}}, "topologyKey": HOST}),
-        ),
+        true => pod.required_anti_affinity(label_term(&[("app", "a0")], HOST)),
         false => pod,
     };
     pod.obj()
@@ -63,7 +61,9 @@ struct Rules {
 
 impl Rules {
     fn pod(&self) -> Pod {
-        let mut spec = json!({});
+        let mut pod = make_pod("ns", "incoming")
+            .uid("uid-incoming")
+            .label("app", &format!("a{}", self.app));
         if let Some((zone, max_skew, min_domains)) = self.spread {
             let mut c = json!({"maxSkew": max_skew, "topologyKey": key(zone),
                 "whenUnsatisfiable": "DoNotSchedule",
@@ -71,25 +71,17 @@ impl Rules {
             if let Some(m) = min_domains {
                 c["minDomains"] = json!(m);
             }
-            spec["topologySpreadConstraints"] = json!([c]);
+            pod = pod.spec("topologySpreadConstraints", json!([c]));
         }
-        let term = |(zone, app): (bool, u8)| -> Value {
-            json!({"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"app": format!("a{app}")}}, "topologyKey": key(zone)}]})
-        };
-        let mut affinity = json!({});
+        let term = |(zone, app): (bool, u8)| label_term(&[("app", &format!("a{app}"))], key(zone));
+        pod = pod.spec("affinity", json!({}));
         if let Some(a) = self.affinity {
-            affinity["podAffinity"] = term(a);
+            pod = pod.required_affinity(term(a));
         }
         if let Some(a) = self.anti_affinity {
-            affinity["podAntiAffinity"] = term(a);
+            pod = pod.required_anti_affinity(term(a));
         }
-        spec["affinity"] = affinity;
-        serde_json::from_value(json!({
-            "metadata": {"name": "incoming", "namespace": "ns", "uid": "uid-incoming",
-                         "labels": {"app": format!("a{}", self.app)}},
-            "spec": spec}))
-        .unwrap()
+        pod.obj()
     }
 }
 

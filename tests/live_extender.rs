@@ -7,10 +7,9 @@ mod common;
 mod fake_apiserver;
 
 use common::{Arbiter, Launch, eventually};
-use fake_apiserver::{FakeApiServer, api_node, running_pod as pod};
+use fake_apiserver::{FakeApiServer, api_node, running_pod};
+use kube_arbiter::testing::{HOSTNAME, MakePod, label_term, make_pod, namespace_json};
 use serde_json::{Value, json};
-
-const ZONE: &str = "topology.kubernetes.io/zone";
 
 struct Live {
     api: FakeApiServer,
@@ -23,11 +22,11 @@ async fn start() -> Live {
     api.load(
         "Node",
         [
-            api_node("n1", &[(ZONE, "z1")]),
-            api_node("n2", &[(ZONE, "z1")]),
+            api_node("n1").zone("z1").json(),
+            api_node("n2").zone("z1").json(),
         ],
     );
-    api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
+    api.load("Namespace", [namespace_json("shop", &[])]);
     let server = Launch::live(api.kubeconfig()).ready().await;
     Live { api, server }
 }
@@ -47,18 +46,27 @@ async fn answer_until(
     .await;
 }
 
-fn args(pod_spec: Value) -> Value {
-    json!({"Pod": {"metadata": {"name": "incoming", "namespace": "shop", "labels": {"app": "web"}},
-                   "spec": pod_spec},
-           "NodeNames": ["n1", "n2"]})
+fn pod(name: &str, app: &str, node: &str) -> Value {
+    running_pod(name, app, node).json()
+}
+
+/// An `app=web` pod to place, its one container asking for nothing.
+fn incoming() -> MakePod {
+    make_pod("shop", "incoming")
+        .uid("")
+        .label("app", "web")
+        .requests(&[])
+}
+
+fn args(pod: MakePod) -> Value {
+    json!({"Pod": pod.json(), "NodeNames": ["n1", "n2"]})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filter_follows_pods_added_and_deleted_by_the_watch() {
     let live = start().await;
-    let request = args(json!({"containers": [{"name": "c"}],
-        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}));
+    let away_from_db = label_term(&[("app", "db")], HOSTNAME);
+    let request = args(incoming().required_anti_affinity(away_from_db));
     let got = live.server.post_ok("/scheduler/filter", &request).await;
     assert_eq!(got["NodeNames"], json!(["n1", "n2"]), "{got}");
 
@@ -104,10 +112,8 @@ fn scores(got: &Value) -> (i64, i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prioritize_follows_pods_added_and_deleted_by_the_watch() {
     let live = start().await;
-    let request = args(json!({"containers": [{"name": "c"}],
-        "affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "cache"}},
-                                                "topologyKey": "kubernetes.io/hostname"}}]}}}));
+    let near_cache = label_term(&[("app", "cache")], HOSTNAME);
+    let request = args(incoming().preferred_affinity(100, near_cache));
     let (n1, n2) = scores(&live.server.post_ok("/scheduler/prioritize", &request).await);
     assert_eq!(n1, n2, "no cache pod anywhere: nothing to prefer");
 

@@ -10,21 +10,26 @@ mod fake_apiserver;
 use std::time::Duration;
 
 use common::{Arbiter, Launch, eventually};
-use fake_apiserver::{FakeApiServer, api_node, running_pod as pod};
+use fake_apiserver::{FakeApiServer, api_node, running_pod};
+use kube_arbiter::testing::{HOSTNAME, label_term, make_pod, namespace_json};
 use serde_json::{Value, json};
 
 fn cluster(api: &FakeApiServer) {
-    api.load("Node", [api_node("n1", &[]), api_node("n2", &[])]);
-    api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
+    api.load("Node", [api_node("n1").json(), api_node("n2").json()]);
+    api.load("Namespace", [namespace_json("shop", &[])]);
+}
+
+fn pod(name: &str, app: &str, node: &str) -> Value {
+    running_pod(name, app, node).json()
 }
 
 /// A pod that must not share a node with an `app=db` pod.
 fn filter_args() -> Value {
-    json!({"Pod": {"metadata": {"name": "incoming", "namespace": "shop"},
-                   "spec": {"containers": [{"name": "c"}],
-        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}},
-           "NodeNames": ["n1", "n2"]})
+    let incoming = make_pod("shop", "incoming")
+        .uid("")
+        .requests(&[])
+        .required_anti_affinity(label_term(&[("app", "db")], HOSTNAME));
+    json!({"Pod": incoming.json(), "NodeNames": ["n1", "n2"]})
 }
 
 struct Served {

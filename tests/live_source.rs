@@ -18,22 +18,35 @@ use kube_arbiter::cluster::live::{self, LiveSource};
 use kube_arbiter::cluster::{ClusterView, Kind, Snapshot};
 use kube_arbiter::config::{Config, LiveSettings};
 use kube_arbiter::server::AppState;
+use kube_arbiter::testing::{MakePod, make_node, make_pod, namespace_json};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
 fn node(name: &str, zone: &str) -> Value {
-    json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"topology.kubernetes.io/zone": zone}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+    make_node(name)
+        .uid(&format!("uid-{name}"))
+        .zone(zone)
+        .allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])
+        .json()
+}
+
+/// An `app=web` pod asking for 100m cpu, Running on `node` or Pending.
+fn web_pod(ns: &str, name: &str, node: &str) -> MakePod {
+    let written_by = json!([{"manager": "kube-controller-manager", "fieldsV1": {"f:spec": {}}}]);
+    make_pod(ns, name)
+        .label("app", "web")
+        .meta("managedFields", written_by)
+        .node(node)
+        .requests(&[("cpu", "100m")])
+        .phase(if node.is_empty() {
+            "Pending"
+        } else {
+            "Running"
+        })
 }
 
 fn pod(ns: &str, name: &str, node: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}"),
-           "labels": {"app": "web"},
-           "managedFields": [{"manager": "kube-controller-manager", "fieldsV1": {"f:spec": {}}}]},
-           "spec": {"nodeName": node, "containers": [{"name": "c",
-                    "resources": {"requests": {"cpu": "100m"}}}]},
-           "status": {"phase": if node.is_empty() { "Pending" } else { "Running" }}})
+    web_pod(ns, name, node).json()
 }
 
 fn settings() -> LiveSettings {
@@ -49,10 +62,7 @@ fn settings() -> LiveSettings {
 async fn cluster() -> FakeApiServer {
     let api = FakeApiServer::start().await;
     api.load("Node", [node("n1", "z1"), node("n2", "z2")]);
-    api.load(
-        "Namespace",
-        [json!({"metadata": {"name": "shop", "labels": {"team": "a"}}})],
-    );
+    api.load("Namespace", [namespace_json("shop", &[("team", "a")])]);
     api.load(
         "Pod",
         [
@@ -162,9 +172,8 @@ async fn watch_events_change_what_the_view_answers() {
     .await;
     assert!(snap(&view).pod_by_uid("uid-shop-web-1").is_none());
 
-    let mut done = pod("shop", "web-2", "n2");
-    done["status"]["phase"] = json!("Succeeded");
-    api.apply("Pod", done);
+    let done = web_pod("shop", "web-2", "n2").phase("Succeeded");
+    api.apply("Pod", done.json());
     until("the finished pod left the view", || {
         snap(&view).pod("shop", "web-2").is_none()
     })

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use common::{Arbiter, Launch, metric};
 use fake_apiserver::{FakeApiServer, METRICS_TOKEN, api_node};
+use kube_arbiter::testing::{HOSTNAME, MakePod, label_term, make_pod, namespace_json};
 use serde_json::{Value, json};
 
 struct Live {
@@ -23,8 +24,8 @@ struct Live {
 /// Two nodes, the namespace `shop`, the classes `classes`; ready.
 async fn start(classes: &[Value], config: Option<&str>) -> Live {
     let api = FakeApiServer::start().await;
-    api.load("Node", [api_node("n1", &[]), api_node("n2", &[])]);
-    api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
+    api.load("Node", [api_node("n1").json(), api_node("n2").json()]);
+    api.load("Namespace", [namespace_json("shop", &[])]);
     api.load("PriorityClass", classes.iter().cloned());
     let mut launch = Launch::live(api.kubeconfig());
     if let Some(yaml) = config {
@@ -35,11 +36,13 @@ async fn start(classes: &[Value], config: Option<&str>) -> Live {
 }
 
 /// A pending pod of the default scheduler, labelled app=web.
-fn pending(name: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-                        "labels": {"app": "web"}},
-           "spec": {"schedulerName": "default-scheduler", "containers": [{"name": "c"}]},
-           "status": {"phase": "Pending"}})
+fn pending(name: &str) -> MakePod {
+    make_pod("shop", name)
+        .uid(&format!("uid-{name}"))
+        .label("app", "web")
+        .spec("schedulerName", "default-scheduler".into())
+        .requests(&[])
+        .phase("Pending")
 }
 
 fn class(name: &str, value: i64, global_default: bool) -> Value {
@@ -91,7 +94,7 @@ impl Live {
 async fn a_bind_of_a_pod_the_watch_has_not_brought_is_made() {
     let live = start(&[], None).await;
     live.api.pause_events();
-    live.api.apply("Pod", pending("web-0"));
+    live.api.apply("Pod", pending("web-0").json());
     let error = live.bind(&binding("web-0", "uid-web-0", "n1")).await;
     assert_eq!(error, "", "the pod exists; the view only lags");
     let sent = live.api.bindings();
@@ -108,7 +111,7 @@ async fn a_bind_of_a_pod_the_watch_has_not_brought_is_made() {
 async fn a_pod_bound_before_the_watch_brought_it_counts_at_once() {
     let live = start(&[], Some("scheduling:\n  role: enforcer\n")).await;
     live.api.pause_events();
-    live.api.apply("Pod", pending("web-x"));
+    live.api.apply("Pod", pending("web-x").json());
     let copy = live.api.get("Pod", "shop", "web-x").unwrap();
     let filter = |pod: &Value| json!({"Pod": pod, "NodeNames": ["n1", "n2"]});
     live.server
@@ -116,9 +119,9 @@ async fn a_pod_bound_before_the_watch_brought_it_counts_at_once() {
         .await;
     assert_eq!(live.bind(&binding("web-x", "uid-web-x", "n1")).await, "");
 
-    let mut apart = pending("web-y");
-    apart["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}});
+    let apart = pending("web-y")
+        .required_anti_affinity(label_term(&[("app", "web")], HOSTNAME))
+        .json();
     let started = Instant::now();
     let answer = live
         .server
@@ -143,7 +146,7 @@ async fn a_burst_bound_before_the_watch_brings_it_is_refused_nothing() {
     live.api.pause_events();
     let names: Vec<String> = (0..30).map(|i| format!("burst-{i:02}")).collect();
     for name in &names {
-        live.api.apply("Pod", pending(name));
+        live.api.apply("Pod", pending(name).json());
     }
     let bodies: Vec<Value> = (names.iter().enumerate())
         .map(|(i, name)| binding(name, &format!("uid-{name}"), ["n1", "n2"][i % 2]))
@@ -159,9 +162,9 @@ async fn a_burst_bound_before_the_watch_brings_it_is_refused_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bind_to_a_node_the_watch_has_not_brought_is_made() {
     let live = start(&[], None).await;
-    live.api.apply("Pod", pending("web-1"));
+    live.api.apply("Pod", pending("web-1").json());
     live.api.pause_events();
-    live.api.apply("Node", api_node("n3", &[]));
+    live.api.apply("Node", api_node("n3").json());
     // The pod came before the pause: poll until the view has it.
     common::eventually("the view to hold web-1", || async {
         let text = live.metrics().await;
@@ -184,7 +187,7 @@ async fn a_bind_to_a_node_the_watch_has_not_brought_is_made() {
 async fn binds_of_one_unseen_pod_read_it_one_get_at_a_time() {
     let live = start(&[], None).await;
     live.api.pause_events();
-    live.api.apply("Pod", pending("web-2"));
+    live.api.apply("Pod", pending("web-2").json());
     live.api.set_get_latency(Duration::from_millis(300));
     let body = binding("web-2", "uid-web-2", "n1");
     let binds = (0..6).map(|_| live.bind(&body));
@@ -203,7 +206,7 @@ async fn binds_of_one_unseen_pod_read_it_one_get_at_a_time() {
 async fn an_api_server_that_does_not_answer_in_time_is_a_refusal_that_says_so() {
     let live = start(&[], Some("live:\n  readThroughTimeoutMillis: 200\n")).await;
     live.api.pause_events();
-    live.api.apply("Pod", pending("web-3"));
+    live.api.apply("Pod", pending("web-3").json());
     live.api.set_get_latency(Duration::from_secs(3));
     let started = Instant::now();
     let error = live.bind(&binding("web-3", "uid-web-3", "n1")).await;
@@ -330,7 +333,7 @@ async fn a_pod_created_a_moment_ago_is_explained() {
     live.api.add_token("reader-token", reader, &[]);
     live.api.allow(reader, "get", "pods", Some("shop"));
     live.api.pause_events();
-    live.api.apply("Pod", pending("web-9"));
+    live.api.apply("Pod", pending("web-9").json());
     let ask = |name: &str| {
         (live.server.anonymous())
             .get(
@@ -359,7 +362,7 @@ async fn a_pod_created_a_moment_ago_is_explained() {
 async fn a_pod_deleted_before_the_view_showed_it_is_not_waited_for() {
     let live = start(&[], Some("scheduling:\n  role: enforcer\n")).await;
     live.api.pause_events();
-    live.api.apply("Pod", pending("web-a"));
+    live.api.apply("Pod", pending("web-a").json());
     let copy = live.api.get("Pod", "shop", "web-a").unwrap();
     let answer = live
         .server
@@ -378,15 +381,12 @@ async fn a_pod_deleted_before_the_view_showed_it_is_not_waited_for() {
     })
     .await;
 
-    let mut spread = pending("web-b");
-    spread["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1,
-        "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
-        "labelSelector": {"matchLabels": {"app": "web"}}}]);
+    let spread = pending("web-b").spread(1, HOSTNAME, "DoNotSchedule", &[("app", "web")]);
     let started = Instant::now();
     live.server
         .post_ok(
             "/scheduler/filter",
-            &json!({"Pod": spread, "NodeNames": ["n1", "n2"]}),
+            &json!({"Pod": spread.json(), "NodeNames": ["n1", "n2"]}),
         )
         .await;
     let took = started.elapsed();

@@ -25,13 +25,12 @@ fn now() -> Timestamp {
 }
 
 fn node(name: &str, zone: &str, cpu: i64, mem: i64, pods: i64) -> Node {
-    let mut node = make_node(name)
+    let (cpu, mem, pods) = (format!("{cpu}m"), mem.to_string(), pods.to_string());
+    make_node(name)
         .hostname()
         .label("zone", zone)
-        .capacity(cpu, mem)
-        .json();
-    node["status"]["allocatable"]["pods"] = json!(pods.to_string());
-    serde_json::from_value(node).unwrap()
+        .allocatable(&[("cpu", &cpu), ("memory", &mem), ("pods", &pods)])
+        .obj()
 }
 
 /// (priority, cpu m, memory, start offset or none)

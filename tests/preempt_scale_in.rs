@@ -6,6 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::{Arbiter, Launch};
+use kube_arbiter::testing::make_pod;
 use serde_json::{Value, json};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
@@ -165,9 +166,12 @@ async fn best_answer_keeps_only_the_node_upstream_would_pick() {
     // victim (kube-scheduler refuses an empty list then: no candidate);
     // node-a1 and node-c1 each need their cart pod gone and tie on every
     // rule, so the first stays, as in kube-scheduler.
+    let big = make_pod("shop", "big")
+        .uid("big-1")
+        .priority(1000000)
+        .requests(&[("cpu", "7000m")]);
     let body = json!({
-        "Pod": {"metadata": {"name": "big", "namespace": "shop", "uid": "big-1"},
-                "spec": {"priority": 1000000, "containers": [{"name": "c", "resources": {"requests": {"cpu": "7000m"}}}]}},
+        "Pod": big.json(),
         "NodeNameToMetaVictims": {"node-a1": {"Pods": [], "NumPDBViolations": 0},
                                   "node-b1": {"Pods": [{"UID": "929cc37c-fd90-4ace-a497-8516c79f3d86"}], "NumPDBViolations": 0},
                                   "node-c1": {"Pods": [], "NumPDBViolations": 0}}
@@ -187,10 +191,12 @@ async fn best_answer_keeps_only_the_node_upstream_would_pick() {
 /// it, the cpu shortage is solved as for any pod.
 #[tokio::test]
 async fn ignored_extended_resources_do_not_block_preemption() {
+    let gpu_job = make_pod("shop", "gpu-job")
+        .uid("gpu-job-1")
+        .priority(1000000)
+        .requests(&[("cpu", "7000m"), ("example.com/vgpu-mem", "1000")]);
     let body = json!({
-        "Pod": {"metadata": {"name": "gpu-job", "namespace": "shop", "uid": "gpu-job-1"},
-                "spec": {"priority": 1000000, "containers": [{"name": "c", "resources": {"requests": {
-                    "cpu": "7000m", "example.com/vgpu-mem": "1000"}}}]}},
+        "Pod": gpu_job.json(),
         "NodeNameToMetaVictims": {"node-a1": {"Pods": [], "NumPDBViolations": 0},
                                   "node-c1": {"Pods": [], "NumPDBViolations": 0}}
     });

@@ -17,6 +17,7 @@ use fake_apiserver::{FakeApiServer, METRICS_TOKEN, api_node};
 use kube_arbiter::cluster::{ClusterObjects, Snapshot};
 use kube_arbiter::model::{Node, Pod};
 use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
+use kube_arbiter::testing::{ZONE, make_pod, namespace_json};
 use serde_json::{Value, json};
 
 const COST: &str = "controller.kubernetes.io/pod-deletion-cost";
@@ -26,7 +27,6 @@ const READER_TOKEN: &str = "sre-token";
 const CONFIG: &str =
     "scaleIn:\n  intervalMillis: 200\n  patchesPerSecond: 100\n  leaseDurationSeconds: 3\n";
 const MAX: usize = 4;
-const ZONE: &str = "topology.kubernetes.io/zone";
 
 fn deployment(annotations: Value) -> Value {
     json!({"metadata": {"name": "web", "namespace": "shop", "uid": "uid-deploy-web",
@@ -47,18 +47,17 @@ fn replica_set() -> Value {
 /// A ready pod of `web-7d4` on `node`, ready for `ready_hours_ago`.
 fn web_pod(name: &str, node: &str, ready_hours_ago: i64) -> Value {
     let ready = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(ready_hours_ago);
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-           "labels": {"app": "web", "pod-template-hash": "7d4"},
-           "creationTimestamp": "2024-01-01T00:00:00Z",
-           "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4",
-                                "uid": "uid-rs-web", "controller": true}]},
-           "spec": {"nodeName": node, "containers": [{"name": "c"}],
-                    "topologySpreadConstraints": [{"maxSkew": 1,
-                        "topologyKey": "topology.kubernetes.io/zone",
-                        "whenUnsatisfiable": "DoNotSchedule",
-                        "labelSelector": {"matchLabels": {"app": "web"}}}]},
-           "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
-                      "lastTransitionTime": format!("{ready:.0}")}]}})
+    make_pod("shop", name)
+        .uid(&format!("uid-{name}"))
+        .labels(&[("app", "web"), ("pod-template-hash", "7d4")])
+        .meta("creationTimestamp", "2024-01-01T00:00:00Z".into())
+        .owner("apps/v1", "ReplicaSet", "web-7d4", "uid-rs-web")
+        .node(node)
+        .requests(&[])
+        .spread(1, ZONE, "DoNotSchedule", &[("app", "web")])
+        .phase("Running")
+        .ready_since(&format!("{ready:.0}"))
+        .json()
 }
 
 /// Zones a/b/c hold 4/3/2 pods, one per node. Zone c's pods became ready
@@ -69,7 +68,7 @@ fn cluster() -> (Vec<Value>, Vec<Value>) {
     for (zone, n, hours) in [("a", 4, 720), ("b", 3, 480), ("c", 2, 1)] {
         for i in 0..n {
             let name = format!("{zone}{i}");
-            nodes.push(api_node(&name, &[(ZONE, zone)]));
+            nodes.push(api_node(&name).zone(zone).json());
             pods.push(web_pod(&format!("web-{name}"), &name, hours));
         }
     }
@@ -94,7 +93,7 @@ async fn start_with(replicas: usize, config: &str, pods: Vec<Value>) -> Live {
 fn start_on(api: FakeApiServer, replicas: usize, config: &str, pods: Vec<Value>) -> Live {
     let nodes = cluster().0;
     api.load("Node", nodes);
-    api.load("Namespace", [json!({"metadata": {"name": "shop"}})]);
+    api.load("Namespace", [namespace_json("shop", &[])]);
     api.load(
         "Deployment",
         [deployment(
@@ -384,7 +383,7 @@ async fn a_new_or_deleted_pod_replans_with_a_bounded_number_of_patches_and_then_
     );
 
     // A pod scheduled into zone c: 4/3/3.
-    live.api.apply("Node", api_node("c2", &[(ZONE, "c")]));
+    live.api.apply("Node", api_node("c2").zone("c").json());
     live.api.apply("Pod", web_pod("web-c2", "c2", 0));
     eventually("the new pod in the plan", || async {
         let plan = live.plan(0).await?;

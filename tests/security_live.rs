@@ -9,34 +9,40 @@ mod fake_apiserver;
 
 use common::{Arbiter, Launch};
 use fake_apiserver::{FakeApiServer, api_node, running_pod};
+use kube_arbiter::testing::{MakePod, make_pod, namespace_json};
 use serde_json::{Value, json};
 
-/// A pending pod of `namespace` for `scheduler`.
-fn pending(namespace: &str, name: &str, scheduler: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": namespace, "uid": format!("uid-{name}"),
-           "labels": {"app": "secret-db"}},
-           "spec": {"schedulerName": scheduler, "containers": [{"name": "c"}]},
-           "status": {"phase": "Pending"}})
+/// A pending pod of app `app` in `namespace`, for `scheduler`.
+fn pending(namespace: &str, name: &str, app: &str, scheduler: &str) -> MakePod {
+    make_pod(namespace, name)
+        .uid(&format!("uid-{name}"))
+        .label("app", app)
+        .spec("schedulerName", scheduler.into())
+        .requests(&[])
+        .phase("Pending")
 }
 
 const TENANT_A: &str = "system:serviceaccount:tenant-a:default";
 const TENANT_A_TOKEN: &str = "tenant-a-token";
 
 fn running_in(namespace: &str, name: &str, app: &str, node: &str) -> Value {
-    let mut pod = running_pod(name, app, node);
-    pod["metadata"]["namespace"] = namespace.into();
-    pod
+    make_pod(namespace, name)
+        .uid(&format!("uid-{name}"))
+        .label("app", app)
+        .node(node)
+        .requests(&[])
+        .phase("Running")
+        .json()
 }
 
 /// A tenant-a pod with required anti-affinity to tenant-b's database: its
 /// explanation would name tenant-b's pod and node.
 fn nosy_pending() -> Value {
-    let mut pod = pending("tenant-a", "nosy", "default-scheduler");
-    pod["metadata"]["labels"] = json!({"app": "nosy"});
-    pod["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "secret-db"}}, "namespaces": ["tenant-b"],
-         "topologyKey": "kubernetes.io/hostname"}]}});
-    pod
+    let away_from_db = json!({"labelSelector": {"matchLabels": {"app": "secret-db"}},
+                              "namespaces": ["tenant-b"], "topologyKey": "kubernetes.io/hostname"});
+    pending("tenant-a", "nosy", "nosy", "default-scheduler")
+        .required_anti_affinity(away_from_db)
+        .json()
 }
 
 struct Live {
@@ -46,20 +52,17 @@ struct Live {
 
 async fn start() -> Live {
     let api = FakeApiServer::start().await;
-    api.load("Node", [api_node("n1", &[]), api_node("n2", &[])]);
+    api.load("Node", [api_node("n1").json(), api_node("n2").json()]);
     api.load(
         "Namespace",
-        [
-            json!({"metadata": {"name": "shop"}}),
-            json!({"metadata": {"name": "tenant-b"}}),
-        ],
+        [namespace_json("shop", &[]), namespace_json("tenant-b", &[])],
     );
     api.load(
         "Pod",
         [
-            pending("tenant-b", "victim", "default-scheduler"),
-            pending("tenant-b", "gpu-job", "gpu-scheduler"),
-            running_pod("web-1", "web", "n1"),
+            pending("tenant-b", "victim", "secret-db", "default-scheduler").json(),
+            pending("tenant-b", "gpu-job", "secret-db", "gpu-scheduler").json(),
+            running_pod("web-1", "web", "n1").json(),
             running_in("tenant-b", "ledger-primary-0", "secret-db", "n1"),
             running_in("tenant-a", "api-0", "api", "n2"),
             nosy_pending(),
@@ -168,14 +171,12 @@ async fn kube_scheduler_binds_only_what_it_may() {
 async fn pods_the_view_has_not_shown_yet_are_bound_only_within_the_same_checks() {
     let live = start().await;
     live.api.pause_events();
-    let mut bound = pending("tenant-b", "bound-new", "default-scheduler");
-    bound["spec"]["nodeName"] = "n1".into();
     for pod in [
-        pending("tenant-b", "victim-new", "default-scheduler"),
-        pending("tenant-b", "gpu-new", "gpu-scheduler"),
-        bound,
+        pending("tenant-b", "victim-new", "secret-db", "default-scheduler"),
+        pending("tenant-b", "gpu-new", "secret-db", "gpu-scheduler"),
+        pending("tenant-b", "bound-new", "secret-db", "default-scheduler").node("n1"),
     ] {
-        live.api.apply("Pod", pod);
+        live.api.apply("Pod", pod.json());
     }
     let refused = [
         (
@@ -312,9 +313,8 @@ async fn a_token_reads_the_namespaces_its_user_may_read_and_no_other() {
         .await;
     assert_eq!(status, 403, "{text}");
     assert!(!text.contains("ledger-primary-0"), "{text}");
-    let mut posted = pending("tenant-b", "probe", "default-scheduler");
-    posted["spec"]["nodeName"] = "".into();
-    let (status, _) = live.ask(token, "/debug/explain", Some(posted)).await;
+    let posted = pending("tenant-b", "probe", "secret-db", "default-scheduler").node("");
+    let (status, _) = live.ask(token, "/debug/explain", Some(posted.json())).await;
     assert_eq!(
         status, 403,
         "a posted pod of another namespace is refused too"

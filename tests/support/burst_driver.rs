@@ -40,6 +40,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
 use crate::fake_apiserver::FakeApiServer;
+use kube_arbiter::testing::{label_term, make_node, make_pod};
 
 #[path = "rng.rs"]
 mod rng;
@@ -80,9 +81,12 @@ impl Topology {
         self.node_names()
             .into_iter()
             .map(|name| {
-                json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-                       "labels": {HOST: name, ZONE: zone_of(&name)}},
-                       "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "500"}}})
+                make_node(&name)
+                    .uid(&format!("uid-{name}"))
+                    .hostname()
+                    .zone(zone_of(&name))
+                    .allocatable(&[("cpu", "64"), ("memory", "256Gi"), ("pods", "500")])
+                    .json()
             })
             .collect()
     }
@@ -196,21 +200,19 @@ impl Burst {
 
     pub fn pod(&self, i: usize) -> Value {
         let name = format!("{APP}-{i:03}");
-        let selector = json!({"matchLabels": {"app": APP}});
-        let mut spec = json!({
-            "schedulerName": "default-scheduler",
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": format!("{POD_MILLICPU}m")}}}],
-            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": ZONE,
-                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}],
-        });
-        if self.rules == Rules::SpreadAndAntiAffinity {
-            spec["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": selector, "topologyKey": HOST}]}});
-        }
-        json!({"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": name, "namespace": self.namespace,
-                            "uid": format!("uid-{}-{name}", self.namespace), "labels": {"app": APP}},
-               "spec": spec, "status": {"phase": "Pending"}})
+        let pod = make_pod(&self.namespace, &name)
+            .typed()
+            .label("app", APP)
+            .spec("schedulerName", "default-scheduler".into())
+            .requests(&[("cpu", &format!("{POD_MILLICPU}m"))])
+            .spread(1, ZONE, "DoNotSchedule", &[("app", APP)])
+            .phase("Pending");
+        let pod = if self.rules == Rules::SpreadAndAntiAffinity {
+            pod.required_anti_affinity(label_term(&[("app", APP)], HOST))
+        } else {
+            pod
+        };
+        pod.json()
     }
 }
 

@@ -6,9 +6,10 @@
 
 use std::time::Duration;
 
-use crate::burst_driver::{Binding, Burst, Driver, Outcome, Rules, TieBreak, Topology};
+use crate::burst_driver::{Binding, Burst, Driver, HOST, Outcome, Rules, TieBreak, Topology, ZONE};
 use crate::common::{Arbiter, Launch, metric};
 use crate::fake_apiserver::{FakeApiServer, METRICS_TOKEN};
+use kube_arbiter::testing::{label_term, make_pod};
 
 /// kube-arbiter serving from the fake API server's cluster of `topology`.
 pub struct Bench {
@@ -328,12 +329,10 @@ pub async fn print_wait_histogram(bench: &Bench) {
 /// A pod of `namespace` labelled `app`, spread over zones against pods
 /// labelled `counts`, and anti-affine to them per host.
 pub fn lone_pod(namespace: &str, name: &str, app: &str, counts: &str) -> serde_json::Value {
-    let selector = serde_json::json!({"matchLabels": {"app": counts}});
-    serde_json::json!({"metadata": {"name": name, "namespace": namespace,
-        "uid": format!("uid-{namespace}-{name}"), "labels": {"app": app}},
-        "spec": {"containers": [{"name": "c"}],
-            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": crate::burst_driver::ZONE,
-                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}],
-            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": selector, "topologyKey": crate::burst_driver::HOST}]}}}})
+    make_pod(namespace, name)
+        .label("app", app)
+        .requests(&[])
+        .spread(1, ZONE, "DoNotSchedule", &[("app", counts)])
+        .required_anti_affinity(label_term(&[("app", counts)], HOST))
+        .json()
 }

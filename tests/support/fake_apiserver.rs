@@ -41,6 +41,7 @@ use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use futures::StreamExt;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
+use kube_arbiter::testing::{MakeNode, MakePod, make_node, make_pod};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
@@ -1211,24 +1212,24 @@ fn lease(shared: &Shared, method: &Method, path: &str, body: &[u8]) -> Response 
     }
 }
 
-/// A Node as the API server serves it: `kubernetes.io/hostname` and
-/// `labels`, room for 4 cpu, 8Gi and 110 pods.
-pub fn api_node(name: &str, labels: &[(&str, &str)]) -> Value {
-    let mut node = json!({"metadata": {"name": name, "uid": format!("uid-{name}"),
-           "labels": {"kubernetes.io/hostname": name}},
-           "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}});
-    for (key, value) in labels {
-        node["metadata"]["labels"][*key] = (*value).into();
-    }
-    node
+/// A Node as the API server serves it: uid `uid-<name>`,
+/// `kubernetes.io/hostname`, room for 4 cpu, 8Gi and 110 pods.
+pub fn api_node(name: &str) -> MakeNode {
+    make_node(name)
+        .uid(&format!("uid-{name}"))
+        .hostname()
+        .allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])
 }
 
-/// A running pod of app `app` in namespace `shop`, bound to `node`.
-pub fn running_pod(name: &str, app: &str, node: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"),
-           "labels": {"app": app}},
-           "spec": {"nodeName": node, "containers": [{"name": "c"}]},
-           "status": {"phase": "Running"}})
+/// A running pod `uid-<name>` of app `app` in namespace `shop`, bound to
+/// `node`, its one container asking for nothing.
+pub fn running_pod(name: &str, app: &str, node: &str) -> MakePod {
+    make_pod("shop", name)
+        .uid(&format!("uid-{name}"))
+        .label("app", app)
+        .node(node)
+        .requests(&[])
+        .phase("Running")
 }
 
 /// Who tokens belong to and what users may do: what the API server's
