@@ -19,8 +19,10 @@
 //! shipped scheduler-config.yaml without its extender), with the
 //! do-nothing extender (e2e/cluster/v1.37/noop-extender: every node
 //! feasible, every score 0, same mTLS), with kube-arbiter next to the
-//! in-tree plugins (shipped config) and as the enforcer (shipped enforcer
-//! config).
+//! in-tree plugins (shipped config), as the enforcer (shipped enforcer
+//! config), and as the enforcer with kube-scheduler's own NodeAffinity,
+//! InterPodAffinity and PodTopologySpread scores off as well ([`lean`]:
+//! kube-arbiter's `prioritize` computes the same three).
 //!
 //!   scripts/throughput.sh [--nodes N] [--pods P] [--rounds R] [--client-qps Q] [--profile] [WORKLOAD...]
 //!
@@ -70,13 +72,15 @@ enum Variant {
     Noop,
     NextTo,
     Enforcer,
+    EnforcerLean,
 }
 
-const VARIANTS: [Variant; 4] = [
+const VARIANTS: [Variant; 5] = [
     Variant::Alone,
     Variant::Noop,
     Variant::NextTo,
     Variant::Enforcer,
+    Variant::EnforcerLean,
 ];
 
 impl Variant {
@@ -86,6 +90,7 @@ impl Variant {
             Variant::Noop => "do-nothing extender",
             Variant::NextTo => "kube-arbiter next to in-tree",
             Variant::Enforcer => "kube-arbiter as enforcer",
+            Variant::EnforcerLean => "enforcer, in-tree scores off",
         }
     }
 }
@@ -252,7 +257,8 @@ fn untainted(nodes: usize) -> usize {
 
 /// Tops the low-priority pods up to four an untainted node (the ones
 /// preempted in the last run are gone) and waits until all are bound.
-async fn fill_nodes(client: &kube::Client, nodes: usize, generation: usize) {
+/// Returns how many it created: after a run, the pods preempted in it.
+async fn fill_nodes(client: &kube::Client, nodes: usize, generation: usize) -> usize {
     let api: Api<Pod> = Api::namespaced(client.clone(), FILL_NAMESPACE);
     let have = api
         .list_metadata(&ListParams::default())
@@ -278,6 +284,7 @@ async fn fill_nodes(client: &kube::Client, nodes: usize, generation: usize) {
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+    (4 * untainted(nodes)).saturating_sub(have)
 }
 
 /// CPU seconds used so far by each process of the run and by the whole
@@ -494,6 +501,15 @@ fn with_client_qps(config: &str, qps: Option<usize>) -> String {
     }
 }
 
+/// The enforcer configuration with kube-scheduler's scores of the rules
+/// kube-arbiter scores (NodeAffinity, InterPodAffinity, PodTopologySpread)
+/// off too.
+fn lean(enforcer: &str) -> String {
+    let scores_off = "    plugins:\n      preScore:\n        disabled:\n          - name: NodeAffinity\n          - name: InterPodAffinity\n          - name: PodTopologySpread\n      score:\n        disabled:\n          - name: NodeAffinity\n          - name: InterPodAffinity\n          - name: PodTopologySpread\n";
+    assert!(enforcer.contains("    plugins:\n"), "{enforcer}");
+    enforcer.replacen("    plugins:\n", scores_off, 1)
+}
+
 /// The shipped scheduler-config.yaml without its extenders entry.
 fn alone_config(with_extender: &str) -> String {
     let (before, _) = with_extender.split_once("\nextenders:").unwrap();
@@ -542,6 +558,7 @@ impl Bench {
             ),
             Variant::NextTo => (self.next_to.clone(), Some(Role::NextToInTreePlugins)),
             Variant::Enforcer => (self.enforcer.clone(), Some(Role::Enforcer)),
+            Variant::EnforcerLean => (lean(&self.enforcer), Some(Role::Enforcer)),
         };
         (with_client_qps(&config, self.client_qps), role)
     }
@@ -575,7 +592,10 @@ impl Bench {
         self.plane.start_scheduler_with(&config, &extra).await;
         if workload == "preemption" {
             self.fills += 1;
-            fill_nodes(&self.plane.admin, self.nodes, self.fills).await;
+            let preempted = fill_nodes(&self.plane.admin, self.nodes, self.fills).await;
+            println!(
+                "{workload}: {preempted} low-priority pods preempted in the last run, replaced"
+            );
         }
         self.plane.namespace(ns).await;
         let extender = match variant {

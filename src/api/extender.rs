@@ -101,7 +101,7 @@ async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): Whol
                 // may go.
                 incoming.record(&snapshot, in_view);
             }
-            prioritize_answer::host_priorities_json(&list).map_err(|e| {
+            prioritize_answer::host_priorities_json(scores_to_send(&list)).map_err(|e| {
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("cannot encode the answer: {e}"),
@@ -114,6 +114,22 @@ async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): Whol
         }
     })
     .await
+}
+
+/// What of `list` to send: nothing when every score is 0. kube-scheduler
+/// adds to a node's total only the scores the answer lists
+/// (`prioritizeNodes`, schedule_one.go v1.37.2), so `[]` ranks the nodes
+/// as 500 zeros do, and spares it decoding an entry a node, which was a
+/// twentieth of its CPU per pod. A pod no scoring rule applies to (plain,
+/// required anti-affinity, hard spread only) always gets `[]`; its ties
+/// are then broken as with no extender (kube-scheduler draws a tie-break
+/// only for the nodes an extender scored).
+fn scores_to_send<'l, 'a>(list: &'l [HostPriority<'a>]) -> &'l [HostPriority<'a>] {
+    if list.iter().all(|h| h.score == 0) {
+        &[]
+    } else {
+        list
+    }
 }
 
 /// The ledger's look at the request's pod, the one just decoded; nothing
@@ -788,6 +804,47 @@ mod tests {
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(state.recent_nodes.kept(), 3);
         assert_eq!(other.recent_nodes.kept(), 0);
+    }
+
+    /// The answer lists the candidates only when some score is not 0: a
+    /// pod no scoring rule applies to gets `[]`, which adds the same 0 to
+    /// every node's total in kube-scheduler.
+    #[tokio::test]
+    async fn prioritize_sends_no_entries_when_every_score_is_0() {
+        use crate::cluster::ClusterView;
+        use crate::config::Config;
+        use tower::ServiceExt;
+
+        let view = Arc::new(ClusterView::new());
+        view.publish(snapshot());
+        let state = AppState::new(view, Config::default());
+        let answer = |pod: Value| {
+            let body = json!({"Pod": pod, "NodeNames": ["n1", "n2", "n3"]}).to_string();
+            let request = axum::http::Request::post("/scheduler/prioritize")
+                .body(axum::body::Body::from(body))
+                .unwrap();
+            let router = routes().with_state(state.clone());
+            async move {
+                let response = router.oneshot(request).await.unwrap();
+                assert_eq!(response.status(), StatusCode::OK);
+                let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap();
+                serde_json::from_slice::<Value>(&bytes).unwrap()
+            }
+        };
+        // DoNotSchedule only: PodTopologySpread does not score it.
+        assert_eq!(answer(web_pod()).await, json!([]));
+        let mut soft = web_pod();
+        soft["spec"]["topologySpreadConstraints"][0]["whenUnsatisfiable"] = json!("ScheduleAnyway");
+        let hosts: Vec<Value> = answer(soft)
+            .await
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["Host"].clone())
+            .collect();
+        assert_eq!(hosts, [json!("n1"), json!("n2"), json!("n3")]);
     }
 
     /// Bodies past `INLINE_BODY_MAX` (decided in place) and past
