@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::task::AbortOnDropHandle;
 use tracing_subscriber::EnvFilter;
 
 use crate::api;
@@ -281,18 +282,9 @@ fn access_rules(args: &ServeArgs) -> Result<AccessRules, RunError> {
 enum ClusterSource {
     File {
         _watch: FileSource,
-        _expiry: AbortOnDrop,
+        _expiry: AbortOnDropHandle<()>,
     },
     Live(LiveSource),
-}
-
-/// A background task that ends with its owner.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 impl ClusterSource {
@@ -339,7 +331,7 @@ impl ClusterSource {
     /// Live mode: watch the Deployments (their annotations opt their
     /// ReplicaSets in) and start the deletion-cost writer; file mode
     /// writes nothing (`/debug/scale-in` still shows the plan).
-    fn keep_deletion_costs(&self, state: AppState) -> (AppState, Vec<AbortOnDrop>) {
+    fn keep_deletion_costs(&self, state: AppState) -> (AppState, Vec<AbortOnDropHandle<()>>) {
         let Self::Live(live) = self else {
             return (state, Vec::new());
         };
@@ -352,7 +344,13 @@ impl ClusterSource {
             Arc::clone(&state.metrics.deletion_cost),
             deployments,
         );
-        (state, vec![AbortOnDrop(watch), AbortOnDrop(writer)])
+        (
+            state,
+            vec![
+                AbortOnDropHandle::new(watch),
+                AbortOnDropHandle::new(writer),
+            ],
+        )
     }
 
     /// The in-flight ledger: only the live source's watch tells when a pod
@@ -381,7 +379,7 @@ async fn start_cluster_source(
             let expiry = assume::expire_periodically(view, Duration::from_secs(1));
             Ok(ClusterSource::File {
                 _watch: watch,
-                _expiry: AbortOnDrop(expiry),
+                _expiry: AbortOnDropHandle::new(expiry),
             })
         }
         None => live::start(args.kubeconfig.clone(), view, live_settings)
