@@ -196,7 +196,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
         // A large cluster file takes seconds to load; a signal meanwhile
         // stops the process instead of waiting for the load to finish.
         let source = tokio::select! {
-            source = start_cluster_source(&args, Arc::clone(&view), &config.live) => source?,
+            source = start_cluster_source(&args, Arc::clone(&view), &config) => source?,
             () = &mut shutdown => {
                 tracing::info!("stopped before the cluster view was loaded");
                 return Ok(());
@@ -363,15 +363,17 @@ impl ClusterSource {
     }
 }
 
-/// `--cluster-state F`, or else the live API server.
+/// `--cluster-state F`, or else the live API server; either counts the
+/// requests of bound pods as the followed release does.
 async fn start_cluster_source(
     args: &ServeArgs,
     view: Arc<ClusterView>,
-    live_settings: &LiveSettings,
+    config: &Config,
 ) -> Result<ClusterSource, RunError> {
+    let requests_rule = config.scheduling.upstream().requests_rule();
     match &args.cluster_state {
         Some(path) => {
-            let watch = file::start(path, Arc::clone(&view))
+            let watch = file::start(path, Arc::clone(&view), requests_rule)
                 .await
                 .map_err(|e| RunError::Config(e.to_string()))?;
             // Nothing confirms placements recorded by bind in file mode;
@@ -382,7 +384,7 @@ async fn start_cluster_source(
                 _expiry: AbortOnDropHandle::new(expiry),
             })
         }
-        None => live::start(args.kubeconfig.clone(), view, live_settings)
+        None => live::start(args.kubeconfig.clone(), view, &config.live, requests_rule)
             .await
             .map(ClusterSource::Live)
             .map_err(|e| RunError::Config(e.to_string())),
