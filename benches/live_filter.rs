@@ -21,6 +21,7 @@ use kube_arbiter::api::extender::filter;
 use kube_arbiter::cluster::{ClusterView, Snapshot, live};
 use kube_arbiter::config::{LiveSettings, SchedulingSettings};
 use kube_arbiter::model::RecentNodes;
+use kube_arbiter::model::requests::RequestsRule;
 use serde_json::json;
 
 const NODES: usize = 5_000;
@@ -198,6 +199,7 @@ fn main() {
             Some(api.kubeconfig().to_path_buf()),
             view.clone(),
             &settings,
+            RequestsRule::default(),
         ))
         .unwrap();
     while !view.is_ready() {

@@ -15,6 +15,7 @@ use fake_apiserver::FakeApiServer;
 use kube_arbiter::cluster::ClusterView;
 use kube_arbiter::cluster::live;
 use kube_arbiter::config::LiveSettings;
+use kube_arbiter::model::requests::RequestsRule;
 
 const NODES: usize = 5_000;
 const PODS: usize = 150_000;
@@ -53,6 +54,7 @@ async fn main() {
         Some(api.kubeconfig().to_path_buf()),
         view.clone(),
         &settings,
+        RequestsRule::default(),
     )
     .await
     .unwrap();

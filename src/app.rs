@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::task::AbortOnDropHandle;
 use tracing_subscriber::EnvFilter;
 
 use crate::api;
@@ -195,7 +196,7 @@ fn run_serve(args: ServeArgs) -> Result<(), RunError> {
         // A large cluster file takes seconds to load; a signal meanwhile
         // stops the process instead of waiting for the load to finish.
         let source = tokio::select! {
-            source = start_cluster_source(&args, Arc::clone(&view), &config.live) => source?,
+            source = start_cluster_source(&args, Arc::clone(&view), &config) => source?,
             () = &mut shutdown => {
                 tracing::info!("stopped before the cluster view was loaded");
                 return Ok(());
@@ -281,18 +282,9 @@ fn access_rules(args: &ServeArgs) -> Result<AccessRules, RunError> {
 enum ClusterSource {
     File {
         _watch: FileSource,
-        _expiry: AbortOnDrop,
+        _expiry: AbortOnDropHandle<()>,
     },
     Live(LiveSource),
-}
-
-/// A background task that ends with its owner.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 impl ClusterSource {
@@ -339,7 +331,7 @@ impl ClusterSource {
     /// Live mode: watch the Deployments (their annotations opt their
     /// ReplicaSets in) and start the deletion-cost writer; file mode
     /// writes nothing (`/debug/scale-in` still shows the plan).
-    fn keep_deletion_costs(&self, state: AppState) -> (AppState, Vec<AbortOnDrop>) {
+    fn keep_deletion_costs(&self, state: AppState) -> (AppState, Vec<AbortOnDropHandle<()>>) {
         let Self::Live(live) = self else {
             return (state, Vec::new());
         };
@@ -352,7 +344,13 @@ impl ClusterSource {
             Arc::clone(&state.metrics.deletion_cost),
             deployments,
         );
-        (state, vec![AbortOnDrop(watch), AbortOnDrop(writer)])
+        (
+            state,
+            vec![
+                AbortOnDropHandle::new(watch),
+                AbortOnDropHandle::new(writer),
+            ],
+        )
     }
 
     /// The in-flight ledger: only the live source's watch tells when a pod
@@ -365,15 +363,17 @@ impl ClusterSource {
     }
 }
 
-/// `--cluster-state F`, or else the live API server.
+/// `--cluster-state F`, or else the live API server; either counts the
+/// requests of bound pods as the followed release does.
 async fn start_cluster_source(
     args: &ServeArgs,
     view: Arc<ClusterView>,
-    live_settings: &LiveSettings,
+    config: &Config,
 ) -> Result<ClusterSource, RunError> {
+    let requests_rule = config.scheduling.upstream().requests_rule();
     match &args.cluster_state {
         Some(path) => {
-            let watch = file::start(path, Arc::clone(&view))
+            let watch = file::start(path, Arc::clone(&view), requests_rule)
                 .await
                 .map_err(|e| RunError::Config(e.to_string()))?;
             // Nothing confirms placements recorded by bind in file mode;
@@ -381,10 +381,10 @@ async fn start_cluster_source(
             let expiry = assume::expire_periodically(view, Duration::from_secs(1));
             Ok(ClusterSource::File {
                 _watch: watch,
-                _expiry: AbortOnDrop(expiry),
+                _expiry: AbortOnDropHandle::new(expiry),
             })
         }
-        None => live::start(args.kubeconfig.clone(), view, live_settings)
+        None => live::start(args.kubeconfig.clone(), view, &config.live, requests_rule)
             .await
             .map(ClusterSource::Live)
             .map_err(|e| RunError::Config(e.to_string())),

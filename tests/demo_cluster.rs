@@ -251,26 +251,9 @@ async fn the_answers_in_the_readme_are_what_the_server_says() {
         );
     }
 
-    common::install_provider();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = common::TestCa::new("demo-readme-ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
-    let server = common::ServerProcess::start(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--cluster-state",
-        demo,
-    ]);
-    let http = common::client(&ca.cert_pem, server.addr).build().unwrap();
-    let ready = server.url("/readyz");
-    common::eventually("the demo cluster to load", || async {
-        let r = http.get(&ready).send().await.ok()?;
-        r.status().is_success().then_some(())
-    })
-    .await;
+    let server = common::Launch::file(demo).ready().await;
+    let http = &server.client;
 
     for shown in answers {
         let file = format!("{}/{}", env!("CARGO_MANIFEST_DIR"), shown.body_file);

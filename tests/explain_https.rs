@@ -295,3 +295,50 @@ async fn the_readme_example_pod_is_explained_by_the_server_and_the_cli() {
     assert!(table.starts_with("pod batch/urgent-render: "), "{table}");
     assert!(table.contains(got["summary"].as_str().unwrap()), "{table}");
 }
+
+/// `scheduling.kubernetesVersion` decides what a resized pod on a node
+/// holds (the view is built with that release's rule): its sidecar
+/// reports 2 cpu in use and its plain init container 4, so 1.36 counts
+/// app 1 + sidecar 2 = 3 of the node's 4 cpu and 1.37 counts the actuated
+/// 4. A pod asking 1 cpu fits there under 1.36 only.
+#[tokio::test]
+async fn a_resized_pods_requests_follow_the_configured_kubernetes_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = |n: &str| json!({"requests": {"cpu": n}});
+    let items = json!([
+        {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "resized", "namespace": "default", "uid": "u-resized"},
+         "spec": {"nodeName": "n1",
+                  "containers": [{"name": "app", "resources": cpu("1")}],
+                  "initContainers": [
+                      {"name": "setup", "resources": cpu("500m")},
+                      {"name": "proxy", "restartPolicy": "Always", "resources": cpu("500m")}]},
+         "status": {"phase": "Running", "initContainerStatuses": [
+             {"name": "setup", "resources": cpu("4")},
+             {"name": "proxy", "resources": cpu("2"), "allocatedResources": {"cpu": "2"}}]}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "new", "namespace": "default", "uid": "u-new"},
+         "spec": {"containers": [{"name": "c", "resources": cpu("1")}]}}
+    ]);
+    let state = dir.path().join("cluster.json");
+    std::fs::write(
+        &state,
+        json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    )
+    .unwrap();
+    for (version, feasible) in [("1.36", 1), ("1.37", 0)] {
+        let server = Launch::file(&state)
+            .config(&format!(
+                "scheduling:\n  kubernetesVersion: \"{version}\"\n"
+            ))
+            .ready()
+            .await;
+        let (status, _, body) =
+            get(&server, "/debug/explain?namespace=default&name=new", "*/*").await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(parse(&body)["feasible"], feasible, "{version}: {body}");
+    }
+}

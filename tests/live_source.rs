@@ -17,6 +17,7 @@ use fake_apiserver::FakeApiServer;
 use kube_arbiter::cluster::live::{self, LiveSource};
 use kube_arbiter::cluster::{ClusterView, Kind, Snapshot};
 use kube_arbiter::config::{Config, LiveSettings};
+use kube_arbiter::model::requests::RequestsRule;
 use kube_arbiter::server::AppState;
 use kube_arbiter::testing::{MakePod, make_node, make_pod, namespace_json};
 use serde_json::{Value, json};
@@ -94,9 +95,14 @@ async fn cluster() -> FakeApiServer {
 }
 
 async fn start(api: &FakeApiServer, view: &Arc<ClusterView>, s: &LiveSettings) -> LiveSource {
-    live::start(Some(api.kubeconfig().to_path_buf()), view.clone(), s)
-        .await
-        .unwrap()
+    live::start(
+        Some(api.kubeconfig().to_path_buf()),
+        view.clone(),
+        s,
+        RequestsRule::default(),
+    )
+    .await
+    .unwrap()
 }
 
 fn snap(view: &ClusterView) -> Arc<Snapshot> {
@@ -281,12 +287,16 @@ async fn a_cluster_without_device_classes_is_ready_and_picks_them_up_once_served
 async fn a_one_shot_list_goes_on_without_device_classes_where_not_served() {
     let api = cluster().await;
     api.set_served("DeviceClass", false);
-    let s = live::list_once(Some(api.kubeconfig())).await.unwrap();
+    let s = live::list_once(Some(api.kubeconfig()), RequestsRule::default())
+        .await
+        .unwrap();
     assert_eq!((s.counts().nodes, s.counts().device_classes), (2, 0));
 
     api.set_served("DeviceClass", true);
     api.apply("DeviceClass", gpu_class());
-    let s = live::list_once(Some(api.kubeconfig())).await.unwrap();
+    let s = live::list_once(Some(api.kubeconfig()), RequestsRule::default())
+        .await
+        .unwrap();
     assert_eq!(s.counts().device_classes, 1);
 }
 
@@ -475,18 +485,28 @@ async fn without_a_readable_kubeconfig_the_error_points_to_cluster_state() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope");
     let view = Arc::new(ClusterView::new());
-    let err = live::start(Some(missing), view.clone(), &settings())
-        .await
-        .err()
-        .unwrap();
+    let err = live::start(
+        Some(missing),
+        view.clone(),
+        &settings(),
+        RequestsRule::default(),
+    )
+    .await
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("--cluster-state"), "{err}");
 
     let broken = dir.path().join("broken");
     std::fs::write(&broken, "clusters: [this is not a kubeconfig").unwrap();
-    let err = live::start(Some(broken.clone()), view, &settings())
-        .await
-        .err()
-        .unwrap();
+    let err = live::start(
+        Some(broken.clone()),
+        view,
+        &settings(),
+        RequestsRule::default(),
+    )
+    .await
+    .err()
+    .unwrap();
     let text = err.to_string();
     assert!(
         text.contains("cannot read kubeconfig") && text.contains(broken.to_str().unwrap()),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::routing::post;
-use common::{ServerProcess, Spawned, TestCa, client, eventually, install_provider, serve_tls};
+use common::{Launch, Spawned, TestCa, client, eventually, install_provider};
 use futures::StreamExt;
 use kube_arbiter::cluster::{ClusterView, Snapshot};
 use kube_arbiter::config::Config;
@@ -16,14 +16,15 @@ use tokio::sync::{mpsc, oneshot};
 
 #[tokio::test]
 async fn sigterm_with_an_open_connection_exits_0() {
-    install_provider();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
-    let mut server = serve_tls(dir.path(), &cert, &key, &[]);
-    let kept = client(&ca.cert_pem, server.addr).build().unwrap();
-    let response = kept.get(server.url("/healthz")).send().await.unwrap();
+    let mut arbiter = Launch::empty().start();
+    let response = arbiter
+        .client
+        .get(arbiter.url("/healthz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
+    let server = &mut arbiter.process;
 
     server.sigterm();
     let status = server.wait().await;
@@ -68,26 +69,14 @@ async fn sigterm_while_the_cluster_state_is_loading_exits_0() {
 /// meanwhile, and the process exits 0 once the answer is sent.
 #[tokio::test]
 async fn sigterm_finishes_a_filter_request_in_flight_and_exits_0() {
-    install_provider();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("ca");
-    let (cert, key) = ca.server_pair(&["localhost"]).write(dir.path());
     let cluster = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/extender-cluster.json"
     );
     // tower_http at debug logs when a request reaches the router.
-    let mut server = ServerProcess::start_logging(
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--cluster-state",
-            cluster,
-        ],
-        "info,tower_http=debug",
-    );
+    let mut arbiter = Launch::file(cluster)
+        .log(Some("info,tower_http=debug"))
+        .start();
     let request = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/filter-web-node-names.json"
@@ -104,8 +93,9 @@ async fn sigterm_finishes_a_filter_request_in_flight_and_exits_0() {
             Ok(tail)
         }),
     );
-    let filter = client(&ca.cert_pem, server.addr).build().unwrap();
-    let url = server.url("/scheduler/filter");
+    let filter = arbiter.client.clone();
+    let url = arbiter.url("/scheduler/filter");
+    let server = &mut arbiter.process;
     let in_flight = tokio::spawn(async move {
         filter
             .post(url)

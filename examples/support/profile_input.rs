@@ -5,11 +5,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use kube_arbiter::cluster::{Snapshot, file};
+use kube_arbiter::model::requests::RequestsRule;
 
 /// The snapshot of `state` and the text of `body`, or the exit code after
 /// saying which file could not be read.
 pub fn load(state: &str, body: &str) -> Result<(Snapshot, String), ExitCode> {
-    let snapshot = file::load(Path::new(state)).map_err(|e| {
+    let snapshot = file::load(Path::new(state), RequestsRule::default()).map_err(|e| {
         eprintln!("{state}: {e}");
         ExitCode::FAILURE
     })?;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::decode::{DecodeError, decode};
 use super::{ClusterView, Snapshot};
 use crate::file_watch::{Concerns, FileWatch, Wake};
+use crate::model::requests::RequestsRule;
 
 /// Safety net for file systems where change events get lost.
 const POLL: Duration = Duration::from_secs(60);
@@ -36,12 +37,13 @@ fn format_decode(e: &DecodeError) -> String {
     }
 }
 
-/// Read and index a cluster-state file.
-pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
+/// Read and index a cluster-state file, its bound pods' requests counted
+/// by `requests_rule`.
+pub fn load(path: &Path, requests_rule: RequestsRule) -> Result<Snapshot, LoadError> {
     let file = path.display().to_string();
     // The text is dropped before indexing so peak memory holds only one of
     // the two (a 5,000-node cluster file is ~100 MB).
-    let (objects, ignored) = {
+    let (mut objects, ignored) = {
         let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
             file: file.clone(),
             source,
@@ -54,6 +56,7 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
     for (kind, n) in &ignored.kinds {
         tracing::info!(file = %file, kind = %kind, count = n, "ignoring objects of a kind kube-arbiter does not use");
     }
+    objects.requests_rule = requests_rule;
     Ok(Snapshot::build(objects))
 }
 
@@ -68,13 +71,18 @@ impl Drop for FileSource {
     }
 }
 
-/// Load `path` into `view` now, then reload it whenever it changes.
+/// Load `path` into `view` now, then reload it whenever it changes (each
+/// time by [`load`] with `requests_rule`).
 /// The load runs on a blocking thread, so the caller can stop waiting for
 /// a large file (on SIGTERM) while it is read.
-pub async fn start(path: &Path, view: Arc<ClusterView>) -> Result<FileSource, LoadError> {
+pub async fn start(
+    path: &Path,
+    view: Arc<ClusterView>,
+    requests_rule: RequestsRule,
+) -> Result<FileSource, LoadError> {
     tracing::info!(file = %path.display(), "loading the cluster state");
     let owned = path.to_path_buf();
-    let snapshot = match tokio::task::spawn_blocking(move || load(&owned)).await {
+    let snapshot = match tokio::task::spawn_blocking(move || load(&owned, requests_rule)).await {
         Ok(loaded) => loaded?,
         Err(e) => match e.try_into_panic() {
             Ok(panic) => std::panic::resume_unwind(panic),
@@ -94,13 +102,18 @@ pub async fn start(path: &Path, view: Arc<ClusterView>) -> Result<FileSource, Lo
         file: path.display().to_string(),
         source,
     })?;
-    let task = tokio::spawn(reload_loop(path.to_path_buf(), view, watch));
+    let task = tokio::spawn(reload_loop(path.to_path_buf(), view, watch, requests_rule));
     Ok(FileSource { task })
 }
 
 /// Reload on every settled change, and when a poll finds the file's
 /// modification time changed (a safety net for missed events).
-async fn reload_loop(path: PathBuf, view: Arc<ClusterView>, mut watch: FileWatch) {
+async fn reload_loop(
+    path: PathBuf,
+    view: Arc<ClusterView>,
+    mut watch: FileWatch,
+    requests_rule: RequestsRule,
+) {
     let mut last_modified = modified(&path);
     while let Some(wake) = watch.next(POLL).await {
         if wake == Wake::Poll && modified(&path) == last_modified {
@@ -108,7 +121,7 @@ async fn reload_loop(path: PathBuf, view: Arc<ClusterView>, mut watch: FileWatch
         }
         last_modified = modified(&path);
         let p = path.clone();
-        match tokio::task::spawn_blocking(move || load(&p)).await {
+        match tokio::task::spawn_blocking(move || load(&p, requests_rule)).await {
             Ok(Ok(snapshot)) => {
                 log_published(&path, &snapshot);
                 view.publish(snapshot);
@@ -177,7 +190,10 @@ mod tests {
         )
         .unwrap();
         let view = Arc::new(ClusterView::new());
-        let err = start(&path, view.clone()).await.err().expect("must fail");
+        let err = start(&path, view.clone(), RequestsRule::default())
+            .await
+            .err()
+            .expect("must fail");
         let msg = err.to_string();
         assert!(msg.contains("state.json:3:"), "{msg}");
         assert!(msg.contains("Node"), "{msg}");
@@ -187,10 +203,14 @@ mod tests {
     #[tokio::test]
     async fn missing_file_is_a_read_error() {
         let view = Arc::new(ClusterView::new());
-        let err = start(Path::new("/nonexistent/state.yaml"), view)
-            .await
-            .err()
-            .expect("must fail");
+        let err = start(
+            Path::new("/nonexistent/state.yaml"),
+            view,
+            RequestsRule::default(),
+        )
+        .await
+        .err()
+        .expect("must fail");
         assert!(err.to_string().contains("cannot read"), "{err}");
     }
 
@@ -200,7 +220,9 @@ mod tests {
         let path = dir.path().join("state.json");
         std::fs::write(&path, nodes_json(&["a"])).unwrap();
         let view = Arc::new(ClusterView::new());
-        let _source = start(&path, view.clone()).await.unwrap();
+        let _source = start(&path, view.clone(), RequestsRule::default())
+            .await
+            .unwrap();
         assert_eq!(view.current().unwrap().nodes().len(), 1);
 
         std::fs::write(&path, nodes_json(&["a", "b"])).unwrap();

@@ -34,6 +34,7 @@ use self::watch::Report;
 pub(crate) use self::watch::describe;
 use super::{Binder, ClusterView, Kind};
 use crate::config::LiveSettings;
+use crate::model::requests::RequestsRule;
 use crate::model::{
     DeviceClass, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
     SelectorOwner,
@@ -72,13 +73,15 @@ impl Drop for LiveSource {
     }
 }
 
-/// Resolve the API server's configuration and start filling `view`.
+/// Resolve the API server's configuration and start filling `view`, its
+/// bound pods' requests counted by `requests_rule`.
 /// Fails only when there is no usable configuration; the server itself
 /// may come up later (the view becomes ready when every kind is listed).
 pub async fn start(
     kubeconfig: Option<PathBuf>,
     view: Arc<ClusterView>,
     settings: &LiveSettings,
+    requests_rule: RequestsRule,
 ) -> Result<LiveSource, LiveError> {
     let api = resolve_api_config(kubeconfig.as_deref()).await?;
     let client = api.client()?;
@@ -86,7 +89,7 @@ pub async fn start(
         url = %api.url(), from = %api.from,
         "watching the API server; /readyz fails until every kind is listed"
     );
-    Ok(spawn(client, api.url(), view, settings))
+    Ok(spawn(client, api.url(), view, settings, requests_rule))
 }
 
 /// Start the watches and the writer on an existing client.
@@ -95,6 +98,7 @@ fn spawn(
     url: String,
     view: Arc<ClusterView>,
     settings: &LiveSettings,
+    requests_rule: RequestsRule,
 ) -> LiveSource {
     let (tx, rx) = mpsc::channel(4096);
     let retry_now = Arc::new(Notify::new());
@@ -102,6 +106,7 @@ fn spawn(
         publish_interval: settings.publish_interval(),
         stale_after: settings.stale_after(),
         url,
+        requests_rule,
     };
     let mut tasks = vec![tokio::spawn(writer::run(
         view,

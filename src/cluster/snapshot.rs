@@ -18,6 +18,7 @@ use foldhash::HashMapExt;
 
 use self::uid_index::UidIndex;
 use super::Kind;
+use crate::model::requests::RequestsRule;
 use crate::model::{
     DeviceClass, LabelSelector, Labels, MapSelectorOwner, Namespace, Node, Pod,
     PodDisruptionBudget, PriorityClass, SelectorOwner,
@@ -57,8 +58,12 @@ pub use self::update::PodChange;
 type Map<K, V> = foldhash::HashMap<K, V>;
 
 /// Every object a source hands over; the snapshot takes what it needs.
+/// With them, how the snapshot counts what its bound pods hold.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterObjects {
+    /// The followed release's rule (`Upstream::requests_rule`), chosen by
+    /// whoever starts the source.
+    pub requests_rule: RequestsRule,
     pub nodes: Vec<Node>,
     pub pods: Vec<Pod>,
     pub namespaces: Vec<Namespace>,
@@ -144,6 +149,9 @@ pub struct Snapshot {
     /// a pod that existed at this version or before and is not in the view
     /// has been deleted. 0 when unknown (a state file).
     pods_as_of: u64,
+    /// How the bound pods' requests were counted, and how pods a change
+    /// brings are counted.
+    requests_rule: RequestsRule,
 }
 
 /// The pods of one namespace and the label index over exactly that list;
@@ -207,6 +215,8 @@ static NO_PODS: [PodRef; 0] = [];
 /// The objects of a snapshot, already shared; what a full rebuild starts from.
 #[derive(Debug, Clone, Default)]
 pub struct SharedObjects {
+    /// As [`ClusterObjects::requests_rule`].
+    pub requests_rule: RequestsRule,
     pub nodes: Vec<Arc<Node>>,
     pub pods: Vec<Arc<Pod>>,
     pub namespaces: Vec<Arc<Namespace>>,
@@ -225,6 +235,7 @@ impl From<ClusterObjects> for SharedObjects {
             v.into_iter().map(Arc::new).collect()
         }
         SharedObjects {
+            requests_rule: o.requests_rule,
             nodes: share(o.nodes),
             pods: share(o.pods),
             namespaces: share(o.namespaces),
@@ -291,7 +302,7 @@ impl Snapshot {
             .map(|(node, pods)| NodeInfo {
                 node,
                 pdbs: pdbs.of_pods(&pods),
-                pods: NodePods::new(pods),
+                pods: NodePods::new(pods, objects.requests_rule),
             })
             .collect();
 
@@ -329,6 +340,7 @@ impl Snapshot {
             topology: Arc::new(topology),
             pod_count,
             pods_as_of: 0,
+            requests_rule: objects.requests_rule,
         }
     }
 
@@ -519,6 +531,12 @@ impl Snapshot {
         &self.topology
     }
 
+    /// How this view counts what a pod on a node holds (given with its
+    /// objects; kept by every snapshot made from this one).
+    pub fn requests_rule(&self) -> RequestsRule {
+        self.requests_rule
+    }
+
     /// See [`Self::with_pods_as_of`]; 0 when unknown.
     pub fn pods_as_of(&self) -> u64 {
         self.pods_as_of
@@ -617,5 +635,43 @@ mod tests {
         let zones = s.topology_domains("topology.kubernetes.io/zone").unwrap();
         assert_eq!(zones.node_count(zones.id("z1").unwrap()), 2);
         assert_eq!(zones.node_count(zones.id("z2").unwrap()), 1);
+    }
+
+    /// The rule given with the objects counts the bound pods, and the pods
+    /// a change brings later: a pod whose sidecar reports 2 cpu in use and
+    /// whose plain init container reports 4 holds 3 under 1.36's rule
+    /// (app 1 + sidecar 2), 4 under 1.37's.
+    #[test]
+    fn the_requests_rule_given_with_the_objects_counts_every_bound_pod() {
+        let resized = |name: &str| -> Pod {
+            let cpu = |n: &str| serde_json::json!({"requests": {"cpu": n}});
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "ns", "uid": format!("u-{name}")},
+                "spec": {"nodeName": "n1",
+                    "containers": [{"name": "app", "resources": cpu("1")}],
+                    "initContainers": [
+                        {"name": "setup", "resources": cpu("500m")},
+                        {"name": "proxy", "restartPolicy": "Always", "resources": cpu("500m")}]},
+                "status": {"phase": "Running", "initContainerStatuses": [
+                    {"name": "setup", "resources": cpu("4")},
+                    {"name": "proxy", "resources": cpu("2"), "allocatedResources": {"cpu": "2"}}]}
+            }))
+            .unwrap()
+        };
+        for (rule, cpu) in [
+            (RequestsRule::PerContainerMax, 3000),
+            (RequestsRule::MaxOfSums, 4000),
+        ] {
+            let s = Snapshot::build(ClusterObjects {
+                requests_rule: rule,
+                nodes: vec![make_node("n1").obj()],
+                pods: vec![resized("a")],
+                ..Default::default()
+            });
+            assert_eq!(s.nodes()[0].pods.requested().cpu, cpu, "{rule:?}");
+            let later = s.with_pod_changes(&[PodChange::upsert(Arc::new(resized("b")))]);
+            assert_eq!(later.requests_rule(), rule);
+            assert_eq!(later.nodes()[0].pods.requested().cpu, 2 * cpu, "{rule:?}");
+        }
     }
 }

@@ -13,17 +13,20 @@
 //! A gate left out takes its default in the followed minor, as
 //! kube-scheduler's does (`pkg/features/kube_features.go`).
 //!
-//! Like kube-scheduler's own feature gates (`utilfeature.DefaultFeatureGate`),
-//! the choice is process-wide: [`Upstream::follow`] records it once at start,
-//! before the first view is built (a view computes each bound pod's
-//! requests when it is built), and the rules read it with
-//! [`Upstream::followed`]. The rules themselves take the choice as an
-//! argument, so each one's tests pin every version without touching it.
+//! The rules take the choice as an argument, so each one's tests pin every
+//! version: the filters get the [`Upstream`] of the settings, and a view
+//! is built with the [`RequestsRule`] of [`Upstream::requests_rule`]. The
+//! one exception is the per-toleration check, which no setting reaches:
+//! like kube-scheduler's own feature gates (`utilfeature.DefaultFeatureGate`),
+//! its gate is process-wide, recorded once at start by [`Upstream::follow`]
+//! and read with [`Upstream::comparison_operators_followed`].
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Deserialize;
+
+use crate::model::requests::RequestsRule;
 
 /// The oldest and newest Kubernetes minors (1.x) whose behaviour
 /// kube-arbiter can follow.
@@ -146,29 +149,32 @@ pub struct Upstream {
     pub comparison_operators: bool,
 }
 
-static FOLLOWED_MINOR: AtomicU8 = AtomicU8::new(NEWEST_MINOR);
 static COMPARISON_OPERATORS: AtomicBool = AtomicBool::new(false);
 
 impl Upstream {
-    /// Follow `self` from now on, process-wide (at start, before the
-    /// first view is built).
+    /// Follow `self`'s gates in the per-toleration check from now on,
+    /// process-wide (at start).
     pub fn follow(self) {
-        FOLLOWED_MINOR.store(self.minor.0, Ordering::Relaxed);
         COMPARISON_OPERATORS.store(self.comparison_operators, Ordering::Relaxed);
     }
 
-    /// What the process follows: the newest minor with the gates off
-    /// unless [`Self::follow`] said otherwise.
-    pub fn followed() -> Self {
-        Self {
-            minor: Minor(FOLLOWED_MINOR.load(Ordering::Relaxed)),
-            comparison_operators: Self::comparison_operators_followed(),
-        }
-    }
-
-    /// One gate alone, for the per-toleration check.
+    /// The comparison-operators gate the process follows: off unless
+    /// [`Self::follow`] said otherwise.
     pub fn comparison_operators_followed() -> bool {
         COMPARISON_OPERATORS.load(Ordering::Relaxed)
+    }
+
+    /// How the followed release counts the requests of a pod on a node:
+    /// 1.37 introduced the maximum of the sums (upstream
+    /// component-helpers `resource.PodRequests` with
+    /// `UseStatusResources`; before it `determineContainerReqs` per
+    /// container).
+    pub fn requests_rule(&self) -> RequestsRule {
+        if self.at_least(37) {
+            RequestsRule::MaxOfSums
+        } else {
+            RequestsRule::PerContainerMax
+        }
     }
 
     /// Whether the followed release is `1.minor` or newer.
@@ -270,6 +276,24 @@ mod tests {
             let err = upstream(yaml).unwrap_err();
             assert!(err.contains(needle), "{yaml}: {err}");
         }
+    }
+
+    #[test]
+    fn each_minor_counts_requests_by_its_releases_rule() {
+        for (minor, rule) in [
+            (33, RequestsRule::PerContainerMax),
+            (34, RequestsRule::PerContainerMax),
+            (35, RequestsRule::PerContainerMax),
+            (36, RequestsRule::PerContainerMax),
+            (37, RequestsRule::MaxOfSums),
+        ] {
+            let yaml = format!("scheduling:\n  kubernetesVersion: \"1.{minor}\"\n");
+            assert_eq!(upstream(&yaml).unwrap().requests_rule(), rule, "1.{minor}");
+        }
+        assert_eq!(
+            upstream("").unwrap().requests_rule(),
+            RequestsRule::default()
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The Deployments' annotations, for the opt-in of their ReplicaSets
-//! ([`super::workloads`]): a metadata-only watch (no pod templates) into
+//! ([`crate::policy::scale_in::plan`]): a metadata-only watch (no pod templates) into
 //! kube-runtime's reflector store (`Api<PartialObjectMeta<_>>` asks for
 //! metadata only).
 
@@ -17,9 +17,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::task::JoinHandle;
 
 use super::refusals::Refusals;
-use super::workloads::DeploymentAnnotations;
 use crate::cluster::live::Failure;
 use crate::model::meta::{SCALE_IN, SCALE_IN_MAX};
+use crate::policy::scale_in::plan::DeploymentAnnotations;
 
 #[derive(Clone)]
 pub struct Deployments {

@@ -3,14 +3,17 @@
 //! ReplicaSets so that the ReplicaSet controller's own order removes the
 //! pods that keep topology spread (docs/scale-in-controller.md).
 //!
-//! [`workloads`] decides (which workloads, which costs; pure), [`lease`]
-//! makes one replica the writer and [`leadership`] keeps the Lease in a
-//! loop of its own; [`writer`] compares the plan with the pods and patches
-//! the difference, a bounded number a second. Every API call is bounded
-//! in time: one unanswered request cannot keep a replica "leading" while
-//! it writes nothing.
+//! Which workloads and which costs is the scale-in policy's decision
+//! ([`crate::policy::scale_in::plan`], pure). Here [`lease`] makes one
+//! replica the writer and [`leadership`] keeps the Lease in a loop of its
+//! own; [`planning`] asks for the plan again when what it was made from
+//! changed, [`diff`] compares it with the pods, and [`writer`] patches the
+//! difference, a bounded number a second. Every API call is bounded in
+//! time: one unanswered request cannot keep a replica "leading" while it
+//! writes nothing.
 
 pub mod deployments;
+mod diff;
 mod leadership;
 pub mod lease;
 pub mod metrics;
@@ -18,7 +21,6 @@ mod patch;
 mod pending;
 mod planning;
 mod refusals;
-pub mod workloads;
 mod writer;
 
 use std::sync::Arc;

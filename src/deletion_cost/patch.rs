@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Pod as ApiPod;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
-use super::workloads::PodPatch;
+use super::diff::PodPatch;
 use crate::model::meta::{DELETION_COST_MANAGED, POD_DELETION_COST};
 
 /// The longest a patch may take. A merge patch of two annotations answers

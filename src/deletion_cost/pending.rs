@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use super::diff::PodPatch;
 use super::patch::PatchOutcome;
-use super::workloads::PodPatch;
 use crate::cluster::Snapshot;
 
 pub const RETRY_FAILED: Duration = Duration::from_secs(60);

@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Deployments;
+use super::diff::{PodPatch, patches};
 use super::metrics::{ConstraintLabel, DeletionCostMetrics};
-use super::workloads::{self, PodPatch, WorkloadPlan};
 use crate::cluster::Snapshot;
 use crate::config::Config;
+use crate::policy::scale_in::plan::{WorkloadPlan, plans};
 
 /// How long a plan of an unchanged cluster stands. The controller compares
 /// ready and creation times in log2 buckets of their age, so its order,
@@ -54,7 +55,7 @@ pub async fn plan(
     );
     let planned = tokio::task::spawn_blocking(move || {
         let plans = if config.scale_in.manage_deletion_cost {
-            workloads::plans(
+            plans(
                 &planned_on,
                 Some(&store),
                 &config.scheduling.default_spread_constraints,
@@ -64,7 +65,7 @@ pub async fn plan(
         } else {
             Vec::new()
         };
-        let todo = workloads::patches(&planned_on, &plans);
+        let todo = patches(&planned_on, &plans);
         (plans, todo)
     })
     .await;

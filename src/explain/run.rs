@@ -9,6 +9,7 @@ use crate::cluster::Snapshot;
 use crate::cluster::live::{self, LiveError};
 use crate::config::Config;
 use crate::model::Pod;
+use crate::model::requests::RequestsRule;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Output {
@@ -54,12 +55,13 @@ pub fn run_explain(
         None => Config::default(),
     };
     config.scheduling.upstream().follow();
+    let requests_rule = config.scheduling.upstream().requests_rule();
     let e = match target {
         Target::File {
             cluster_state,
             pod_file,
         } => {
-            let snapshot = crate::cluster::file::load(&cluster_state)
+            let snapshot = crate::cluster::file::load(&cluster_state, requests_rule)
                 .map_err(|e| ExplainError::Config(format!("{e:#}")))?;
             let pod = read_pod(&pod_file).map_err(ExplainError::Config)?;
             explain(&snapshot, &pod, &config)
@@ -69,7 +71,7 @@ pub fn run_explain(
             namespace,
             name,
         } => {
-            let snapshot = live_snapshot(kubeconfig)?;
+            let snapshot = live_snapshot(kubeconfig, requests_rule)?;
             named(&snapshot, &namespace, &name, &config)?
         }
     };
@@ -80,13 +82,16 @@ pub fn run_explain(
 }
 
 /// The cluster as the API server lists it now.
-fn live_snapshot(kubeconfig: Option<PathBuf>) -> Result<Snapshot, ExplainError> {
+fn live_snapshot(
+    kubeconfig: Option<PathBuf>,
+    requests_rule: RequestsRule,
+) -> Result<Snapshot, ExplainError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| ExplainError::Runtime(format!("cannot start the async runtime: {e}")))?;
     runtime
-        .block_on(live::list_once(kubeconfig.as_deref()))
+        .block_on(live::list_once(kubeconfig.as_deref(), requests_rule))
         .map_err(|e| match e {
             LiveError::Kubeconfig { .. } | LiveError::NoConfig { .. } => {
                 ExplainError::Config(e.to_string())

@@ -64,6 +64,7 @@ pub fn run_fit(
         None => Config::default(),
     };
     config.scheduling.upstream().follow();
+    let requests_rule = config.scheduling.upstream().requests_rule();
     let (snapshot, mut workload, options) = match source {
         Source::Manifest {
             cluster_state,
@@ -72,9 +73,10 @@ pub fn run_fit(
         } => {
             let workload = read_manifest(&manifest)?;
             let snapshot = match cluster_state {
-                Some(path) => crate::cluster::file::load(&path)
+                Some(path) => crate::cluster::file::load(&path, requests_rule)
                     .map_err(|e| FitError::Input(format!("{e:#}")))?,
-                None => on_runtime(live::list_once(kubeconfig.as_deref()))?.map_err(live_error)?,
+                None => on_runtime(live::list_once(kubeconfig.as_deref(), requests_rule))?
+                    .map_err(live_error)?,
             };
             (snapshot, workload, options)
         }
@@ -85,7 +87,7 @@ pub fn run_fit(
             name,
         } => {
             let (snapshot, object) = on_runtime(async {
-                let snapshot = live::list_once(kubeconfig.as_deref()).await?;
+                let snapshot = live::list_once(kubeconfig.as_deref(), requests_rule).await?;
                 let object = get_workload(kubeconfig.as_deref(), &namespace, &kind, &name).await;
                 Ok::<_, LiveError>((snapshot, object))
             })?

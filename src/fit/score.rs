@@ -330,7 +330,7 @@ mod tests {
     fn taint_toleration_prefers_nodes_with_fewer_intolerable_soft_taints() {
         let plain = NodeInfo {
             node: node("4", "4Gi", json!([])).into(),
-            pods: NodePods::new(vec![]),
+            pods: NodePods::default(),
             pdbs: Default::default(),
         };
         let soft = NodeInfo {
@@ -367,7 +367,7 @@ mod tests {
     fn the_extender_answer_weighs_fifty_points_a_step() {
         let info = NodeInfo {
             node: node("4", "4Gi", json!([])).into(),
-            pods: NodePods::new(vec![]),
+            pods: NodePods::default(),
             pdbs: Default::default(),
         };
         let with = |total| Scores {

@@ -7,19 +7,18 @@
 //! added last.
 //!
 //! A pod already on a node counts what in-place resize says it holds
-//! (`UseStatusResources`, on by default since 1.33), by the rule of the
-//! release kube-arbiter follows (`scheduling.kubernetesVersion`): from 1.37
-//! the largest of the spec, allocated and actuated sums over the pod
-//! (pod-level `status.resources` and `allocatedResources` when reported),
-//! before it per container the larger of the spec,
-//! `status.containerStatuses[].resources.requests` and
-//! `allocatedResources`; an Infeasible resize leaves the spec out.
-//! The pod being scheduled counts its spec only.
+//! (`UseStatusResources`, on by default since 1.33), by a
+//! [`RequestsRule`]: 1.37's largest of the spec, allocated and actuated
+//! sums over the pod (pod-level `status.resources` and
+//! `allocatedResources` when reported), or 1.33-1.36's per container
+//! larger of the spec, `status.containerStatuses[].resources.requests`
+//! and `allocatedResources`; an Infeasible resize leaves the spec out.
+//! Which rule is the caller's argument: the release followed is a setting
+//! (`scheduling.kubernetesVersion`), chosen at the top and handed to the
+//! view when it is built. The pod being scheduled counts its spec only.
 //!
 //! A model concern, not a policy: the snapshot keeps each bound pod's
 //! requests next to it, and the fit and preemption policies compare them.
-
-use crate::config::Upstream;
 
 use super::Pod;
 use super::pod::{Container, ContainerStatus};
@@ -178,27 +177,33 @@ pub fn pod_requests(pod: &Pod) -> Requests {
     requests_from(pod, Source::Spec)
 }
 
-/// What a pod already on a node (or nominated to it) holds there, as the
-/// scheduler's NodeInfo counts it (upstream `calculateResource` with
-/// `UseStatusResources`), under the rule of the release kube-arbiter
-/// follows (`scheduling.kubernetesVersion`).
-pub fn assigned_pod_requests(pod: &Pod) -> Requests {
-    assigned_pod_requests_as(pod, Upstream::followed())
+/// How a pod on a node counts what in-place resize reports, as the
+/// kube-scheduler of a release does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RequestsRule {
+    /// 1.33-1.36 (upstream `determineContainerReqs`): per container, the
+    /// largest of spec, actual and allocated; the sum of those.
+    PerContainerMax,
+    /// From 1.37: the largest of the spec, allocated and actuated sums
+    /// over the pod.
+    #[default]
+    MaxOfSums,
 }
 
-/// [`assigned_pod_requests`] under `upstream`'s rule: from 1.37 the
-/// maximum of the sums, before it the sum of per-container maxima.
-pub fn assigned_pod_requests_as(pod: &Pod, upstream: Upstream) -> Requests {
-    if upstream.at_least(37) {
-        return max_of_sums(pod);
-    }
-    requests_from(
-        pod,
-        Source::Status {
+/// What a pod already on a node (or nominated to it) holds there, as the
+/// scheduler's NodeInfo counts it (upstream `calculateResource` with
+/// `UseStatusResources`), under `rule`.
+pub fn assigned_pod_requests(pod: &Pod, rule: RequestsRule) -> Requests {
+    match rule {
+        RequestsRule::MaxOfSums => max_of_sums(pod),
+        RequestsRule::PerContainerMax => requests_from(
             pod,
-            infeasible: pod.is_resize_infeasible(),
-        },
-    )
+            Source::Status {
+                pod,
+                infeasible: pod.is_resize_infeasible(),
+            },
+        ),
+    }
 }
 
 /// The sidecar formula over the containers (upstream
@@ -407,13 +412,14 @@ pub(crate) mod tests {
         assert_eq!((r.cpu, r.memory), (2250, 100));
     }
 
-    /// The cpu (millicores) a pod on a node holds under `minor`'s rule.
-    fn held(pod: &Pod, minor: u8) -> i64 {
-        let upstream = Upstream {
-            minor: crate::config::upstream::Minor(minor),
-            comparison_operators: false,
-        };
-        assigned_pod_requests_as(pod, upstream).cpu
+    /// The rules of 1.33-1.36 and of 1.37 (which minor follows which:
+    /// `config::upstream`'s tests).
+    const V1_36: RequestsRule = RequestsRule::PerContainerMax;
+    const V1_37: RequestsRule = RequestsRule::MaxOfSums;
+
+    /// The cpu (millicores) a pod on a node holds under `rule`.
+    fn held(pod: &Pod, rule: RequestsRule) -> i64 {
+        assigned_pod_requests(pod, rule).cpu
     }
 
     /// A running pod on n1: `spec` is merged into its spec, `status` is
@@ -593,11 +599,10 @@ pub(crate) mod tests {
             ),
         ];
         for (name, pod, v1_36, v1_37) in cases {
-            assert_eq!(held(&pod, 36), v1_36, "1.36: {name}");
-            assert_eq!(held(&pod, 33), v1_36, "1.33: {name}");
-            assert_eq!(held(&pod, 37), v1_37, "1.37: {name}");
+            assert_eq!(held(&pod, V1_36), v1_36, "1.36: {name}");
+            assert_eq!(held(&pod, V1_37), v1_37, "1.37: {name}");
             assert_eq!(
-                assigned_pod_requests(&pod).cpu,
+                held(&pod, RequestsRule::default()),
                 v1_37,
                 "the default follows 1.37: {name}"
             );
@@ -626,8 +631,8 @@ pub(crate) mod tests {
                 4000,
             ),
         ] {
-            assert_eq!(held(&pod, 36), want, "1.36: {name}");
-            assert_eq!(held(&pod, 37), want, "1.37: {name}");
+            assert_eq!(held(&pod, V1_36), want, "1.36: {name}");
+            assert_eq!(held(&pod, V1_37), want, "1.37: {name}");
         }
     }
 
@@ -649,9 +654,9 @@ pub(crate) mod tests {
             ]}),
         );
         // 1.36: app 1 + proxy 2 (its status); setup keeps its spec 0.5.
-        assert_eq!(held(&p, 36), 3000);
+        assert_eq!(held(&p, V1_36), 3000);
         // 1.37: actuated setup 4 alone outweighs app 1 + proxy 2.
-        assert_eq!(held(&p, 37), 4000);
+        assert_eq!(held(&p, V1_37), 4000);
         assert_eq!(pod_requests(&p).cpu, 1500);
     }
 

@@ -1,7 +1,9 @@
-//! One way for a test to start the built server and talk to it: a
-//! [`Launch`] says where the cluster comes from and what else to pass;
-//! [`Arbiter`] is the server it started, with its own localhost
-//! certificate, and clients that trust it.
+//! How a test of what the server answers starts the built server and
+//! talks to it: a [`Launch`] says where the cluster comes from and what
+//! else to pass; [`Arbiter`] is the server it started, with its own
+//! localhost certificate, and clients that trust it. Tests whose subject
+//! is the certificate pair itself (TLS, mTLS, rotation) start
+//! [`super::serve_tls`] on a pair they made instead.
 
 use std::path::{Path, PathBuf};
 

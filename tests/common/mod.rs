@@ -163,7 +163,8 @@ pub fn empty_state_file(dir: &Path) -> PathBuf {
     path
 }
 
-/// `serve` with this certificate pair and an empty cluster in `dir`.
+/// `serve` with this certificate pair and an empty cluster in `dir`: for
+/// tests whose subject is the pair; the others start a [`Launch`].
 pub fn serve_tls(dir: &Path, cert: &Path, key: &Path, extra: &[&str]) -> ServerProcess {
     let state = empty_state_file(dir);
     let mut args = vec![

@@ -17,6 +17,7 @@ use super::store::{Phase, Store};
 use super::watch::Report;
 use super::{LiveError, resolve_api_config, spawn_watches};
 use crate::cluster::{Kind, Snapshot};
+use crate::model::requests::RequestsRule;
 
 /// How long the API server may take to answer at all.
 const REACH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,8 +38,12 @@ impl Drop for Watches {
 }
 
 /// The cluster as the API server lists it now (`kubeconfig`, else
-/// in-cluster, else `KUBECONFIG` or `~/.kube/config`, as `serve`).
-pub async fn list_once(kubeconfig: Option<&Path>) -> Result<Snapshot, LiveError> {
+/// in-cluster, else `KUBECONFIG` or `~/.kube/config`, as `serve`), its
+/// bound pods' requests counted by `requests_rule`.
+pub async fn list_once(
+    kubeconfig: Option<&Path>,
+    requests_rule: RequestsRule,
+) -> Result<Snapshot, LiveError> {
     let api = resolve_api_config(kubeconfig).await?;
     let url = api.url();
     let unreachable = |message: String| LiveError::Unreachable {
@@ -54,7 +59,7 @@ pub async fn list_once(kubeconfig: Option<&Path>) -> Result<Snapshot, LiveError>
     let (tx, mut rx) = mpsc::channel(4096);
     let _watches = Watches(spawn_watches(&client, &tx, &Arc::new(Notify::new())));
     drop(tx);
-    let mut store = Store::default();
+    let mut store = Store::new(requests_rule);
     let mut listed = [false; Kind::ALL.len()];
     let deadline = Instant::now() + LIST_TIMEOUT;
     while let Some(waiting) = Kind::ALL.into_iter().find(|k| !listed[*k as usize]) {

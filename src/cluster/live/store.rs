@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::ingest::LeanObject;
 use crate::cluster::{Kind, PodChange, SharedObjects, Snapshot};
+use crate::model::requests::RequestsRule;
 use crate::model::{
     DeviceClass, MapSelectorOwner, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass,
     SelectorOwner,
@@ -137,6 +138,8 @@ pub struct Store {
     pending: Pending,
     dirty: bool,
     pods_as_of: PodsAsOf,
+    /// How the snapshots count what a pod on a node holds.
+    requests_rule: RequestsRule,
 }
 
 /// The highest pod resourceVersion applied ([`Snapshot::pods_as_of`]),
@@ -201,6 +204,14 @@ fn phase_of<T>(e: &KindEvent<T>) -> Phase {
 }
 
 impl Store {
+    /// An empty store whose snapshots count requests by `rule`.
+    pub fn new(requests_rule: RequestsRule) -> Self {
+        Self {
+            requests_rule,
+            ..Self::default()
+        }
+    }
+
     /// Record `update`; what it changed is published by [`Store::snapshot`].
     pub fn apply(&mut self, update: Update) -> Phase {
         let p = &mut self.pending;
@@ -352,6 +363,7 @@ impl Store {
 
     fn build(&self) -> Snapshot {
         Snapshot::build_shared(SharedObjects {
+            requests_rule: self.requests_rule,
             nodes: self.nodes.all(),
             pods: self.pods.all(),
             namespaces: self.namespaces.all(),

@@ -14,6 +14,7 @@ use super::health::{Health, Note};
 use super::store::{Phase, Store};
 use super::watch::Report;
 use crate::cluster::{ClusterView, Snapshot};
+use crate::model::requests::RequestsRule;
 
 #[derive(Debug, Clone)]
 pub struct WriterSettings {
@@ -21,6 +22,8 @@ pub struct WriterSettings {
     pub stale_after: Duration,
     /// The API server's address, for log lines.
     pub url: String,
+    /// How the published snapshots count what a pod on a node holds.
+    pub requests_rule: RequestsRule,
 }
 
 struct Writer {
@@ -48,8 +51,8 @@ pub async fn run(
     let mut w = Writer {
         view,
         health: Health::new(settings.stale_after, Instant::now()),
+        store: Store::new(settings.requests_rule),
         settings,
-        store: Store::default(),
         base: None,
         retired: None,
         retry_now,

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use crate::model::Pod;
-use crate::model::requests::{Requests, assigned_pod_requests};
+use crate::model::requests::{Requests, RequestsRule, assigned_pod_requests};
 
 /// A node's pods (dereferences to the list) and their [`PodSummary`]s in
 /// the same order. Cloning shares everything.
@@ -60,19 +60,25 @@ pub struct PodSummary {
 }
 
 impl NodePods {
-    pub fn new(pods: Vec<Arc<Pod>>) -> Self {
+    /// `pods`, their requests counted by `rule`.
+    pub fn new(pods: Vec<Arc<Pod>>, rule: RequestsRule) -> Self {
         let mut parts = Parts::with_capacity(pods.len());
         for pod in pods {
-            parts.push_new(pod);
+            parts.push_new(pod, rule);
         }
         parts.order();
         Self(Arc::new(parts))
     }
 
     /// This list without the pods `gone` says, and with `added` after the
-    /// rest. Kept pods keep their summaries: a watch event recomputes only
-    /// the pods it brings.
-    pub fn changed(&self, gone: impl Fn(&Arc<Pod>) -> bool, added: Vec<Arc<Pod>>) -> Self {
+    /// rest, their requests counted by `rule`. Kept pods keep their
+    /// summaries: a watch event recomputes only the pods it brings.
+    pub fn changed(
+        &self,
+        gone: impl Fn(&Arc<Pod>) -> bool,
+        added: Vec<Arc<Pod>>,
+        rule: RequestsRule,
+    ) -> Self {
         let old = &*self.0;
         let mut parts = Parts::with_capacity(old.pods.len() + added.len());
         for (i, pod) in old.pods.iter().enumerate() {
@@ -81,7 +87,7 @@ impl NodePods {
             }
         }
         for pod in added {
-            parts.push_new(pod);
+            parts.push_new(pod, rule);
         }
         parts.order();
         Self(Arc::new(parts))
@@ -181,12 +187,12 @@ impl Parts {
         self.latest_start = summaries.iter().filter_map(|s| s.start_time).max();
     }
 
-    fn push_new(&mut self, pod: Arc<Pod>) {
+    fn push_new(&mut self, pod: Arc<Pod>, rule: RequestsRule) {
         let uid = self.push_uid(&pod.metadata.uid);
         let summary = PodSummary {
             priority: pod.priority(),
             start_time: pod.status.start_time,
-            requests: assigned_pod_requests(&pod),
+            requests: assigned_pod_requests(&pod, rule),
             uid,
         };
         self.requested.add(&summary.requests);
@@ -240,7 +246,10 @@ mod tests {
 
     #[test]
     fn summaries_follow_the_pods() {
-        let pods = NodePods::new(vec![pod("a", Some(7), "100m"), pod("b", None, "1")]);
+        let pods = NodePods::new(
+            vec![pod("a", Some(7), "100m"), pod("b", None, "1")],
+            RequestsRule::default(),
+        );
         assert_eq!(pods.len(), 2);
         assert_eq!(pods[1].metadata.uid, "b");
         let s = pods.summaries();
@@ -257,11 +266,14 @@ mod tests {
     #[test]
     fn uids_are_kept_as_they_are_and_found_by_value() {
         let odd = "quote\"and\\slash\n";
-        let pods = NodePods::new(vec![
-            pod("plain-1", None, "0"),
-            pod("", None, "0"),
-            pod(odd, None, "0"),
-        ]);
+        let pods = NodePods::new(
+            vec![
+                pod("plain-1", None, "0"),
+                pod("", None, "0"),
+                pod(odd, None, "0"),
+            ],
+            RequestsRule::default(),
+        );
         assert_eq!(
             (pods.uid(0), pods.uid(1), pods.uid(2)),
             ("plain-1", "", odd)
@@ -272,17 +284,27 @@ mod tests {
 
     #[test]
     fn a_change_keeps_the_summaries_of_kept_pods_and_adds_new_ones() {
-        let old = NodePods::new(vec![
-            pod("a", Some(1), "100m"),
-            pod("b", Some(2), "200m"),
-            pod("c", Some(3), "300m"),
-        ]);
-        let changed = old.changed(|p| p.metadata.uid == "b", vec![pod("d\"", Some(4), "1")]);
-        let fresh = NodePods::new(vec![
-            pod("a", Some(1), "100m"),
-            pod("c", Some(3), "300m"),
-            pod("d\"", Some(4), "1"),
-        ]);
+        let old = NodePods::new(
+            vec![
+                pod("a", Some(1), "100m"),
+                pod("b", Some(2), "200m"),
+                pod("c", Some(3), "300m"),
+            ],
+            RequestsRule::default(),
+        );
+        let changed = old.changed(
+            |p| p.metadata.uid == "b",
+            vec![pod("d\"", Some(4), "1")],
+            RequestsRule::default(),
+        );
+        let fresh = NodePods::new(
+            vec![
+                pod("a", Some(1), "100m"),
+                pod("c", Some(3), "300m"),
+                pod("d\"", Some(4), "1"),
+            ],
+            RequestsRule::default(),
+        );
         assert_eq!(changed.summaries(), fresh.summaries());
         assert_eq!(changed.requested(), fresh.requested());
         let uids = |p: &NodePods| {
@@ -301,12 +323,15 @@ mod tests {
     fn the_kept_order_puts_pods_not_started_last_of_their_priority() {
         let mut unstarted = (*pod("u", Some(5), "0")).clone();
         unstarted.status.start_time = None;
-        let pods = NodePods::new(vec![
-            Arc::new(unstarted),
-            pod("a", Some(5), "0"),
-            pod("b", Some(9), "0"),
-            pod("c", Some(5), "0"),
-        ]);
+        let pods = NodePods::new(
+            vec![
+                Arc::new(unstarted),
+                pod("a", Some(5), "0"),
+                pod("b", Some(9), "0"),
+                pod("c", Some(5), "0"),
+            ],
+            RequestsRule::default(),
+        );
         let after = "2025-01-01T00:00:00Z".parse().unwrap();
         assert_eq!(pods.by_importance(after), Some(&[2, 1, 3, 0][..]));
         // At the started pods' own start time "now" ties with them, and the
@@ -317,7 +342,7 @@ mod tests {
 
     #[test]
     fn an_empty_node_requests_nothing() {
-        let pods = NodePods::new(Vec::new());
+        let pods = NodePods::new(Vec::new(), RequestsRule::default());
         assert!(pods.is_empty() && pods.summaries().is_empty());
         assert_eq!(*pods.requested(), Requests::default());
     }

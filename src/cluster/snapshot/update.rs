@@ -158,7 +158,9 @@ impl Snapshot {
             let Some((gone, new)) = touched.remove(&i) else {
                 return;
             };
-            info.pods = info.pods.changed(|p| gone.contains(&ptr(p)), new);
+            info.pods = info
+                .pods
+                .changed(|p| gone.contains(&ptr(p)), new, self.requests_rule);
             info.pdbs = self.pdbs.of_pods(&info.pods);
         })
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::cluster::{NodeIdx, NodeInfo, NodePods};
 use crate::model::Pod;
-use crate::model::requests::{Requests, assigned_pod_requests};
+use crate::model::requests::{Requests, RequestsRule, assigned_pod_requests};
 use crate::policy::domains::NodeAt;
 use crate::policy::resources::NodeResources;
 use crate::policy::{Failure, Verdict};
@@ -70,7 +70,7 @@ impl<F: NodeFilters> Preemptor<'_, F> {
             nominated: &nominated,
             removed: vec![true; potential.len()],
         };
-        state.add_nominated();
+        state.add_nominated(snapshot.requests_rule());
         for v in &potential {
             state.take_away(v);
         }
@@ -203,9 +203,9 @@ struct NodeState<'s, F: NodeFilters> {
 }
 
 impl<F: NodeFilters> NodeState<'_, F> {
-    fn add_nominated(&mut self) {
+    fn add_nominated(&mut self, rule: RequestsRule) {
         for pod in self.nominated {
-            self.resources.add_pod(&assigned_pod_requests(pod));
+            self.resources.add_pod(&assigned_pod_requests(pod, rule));
             if self.counts_pods {
                 self.filters.add_pod(pod, self.at);
             }
@@ -1168,7 +1168,7 @@ mod tests {
                 info.pods.len(),
             );
             for pod in nominated_against(s, preemptor, info.node.name()) {
-                resources.add_pod(&assigned_pod_requests(pod));
+                resources.add_pod(&assigned_pod_requests(pod, s.requests_rule()));
             }
             let summaries = info.pods.summaries();
             for v in &potential {

@@ -13,6 +13,7 @@
 
 pub mod keep_spread;
 pub mod order;
+pub mod plan;
 pub mod rank;
 pub mod spread;
 

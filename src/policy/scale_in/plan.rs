@@ -1,6 +1,6 @@
-//! Which ReplicaSets opted in, and the annotations each of their pods
-//! should carry. Pure: the live loop and `/debug/scale-in` both call it on
-//! a snapshot.
+//! Which ReplicaSets opted in to scale-in that keeps spread, and the
+//! pod-deletion-cost each of their pods should carry. Pure: the
+//! deletion-cost writer and `/debug/scale-in` both call it on a snapshot.
 //!
 //! A ReplicaSet controlled by a Deployment follows the Deployment's
 //! annotations when the Deployments are known (live mode): the Deployment
@@ -12,13 +12,13 @@
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use serde::Serialize;
 
 use crate::cluster::Snapshot;
 use crate::config::scheduling::DefaultSpreadConstraints;
 use crate::model::meta::{DELETION_COST_MANAGED, POD_DELETION_COST, SCALE_IN, SCALE_IN_MAX};
 use crate::model::{Pod, SelectorOwner};
-use crate::policy::scale_in::keep_spread::plan_deletion_costs;
+
+use super::keep_spread::plan_deletion_costs;
 
 /// The value of `kube-arbiter.io/scale-in` that opts a workload in.
 pub const PRESERVE_SPREAD: &str = "preserve-spread";
@@ -30,19 +30,16 @@ pub trait DeploymentAnnotations {
 }
 
 /// What one opted-in ReplicaSet's pods should carry, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadPlan {
     pub namespace: String,
     pub replica_set: String,
     /// The Deployment that controls the ReplicaSet, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<String>,
     /// The object whose annotation opted in ("Deployment shop/web").
     pub opted_in_by: String,
     pub max_scale_in: usize,
     /// A `kube-arbiter.io/scale-in-max` that could not be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
     pub pods: Vec<PodCost>,
     /// The pods the ReplicaSet controller deletes first with the planned
@@ -54,13 +51,11 @@ pub struct WorkloadPlan {
     pub keeps_spread: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PodCost {
     pub name: String,
-    #[serde(skip)]
     pub uid: String,
-    #[serde(skip)]
+    /// The resourceVersion the plan was made on.
     pub resource_version: String,
     /// The pod-deletion-cost it carries now.
     pub current: Option<String>,
@@ -72,8 +67,7 @@ pub struct PodCost {
     pub users_cost: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ConstraintSkew {
     pub topology_key: String,
     pub max_skew: i64,
@@ -82,19 +76,6 @@ pub struct ConstraintSkew {
     pub skew_after: Vec<i64>,
     /// The largest of those: what the costs guarantee.
     pub guaranteed_skew: i64,
-}
-
-impl PodCost {
-    /// Whether the pod's annotations differ from what kube-arbiter wants.
-    pub fn needs_patch(&self) -> bool {
-        if self.users_cost {
-            return false;
-        }
-        match self.desired {
-            Some(cost) => !self.managed || self.current.as_deref() != Some(&cost.to_string()),
-            None => self.managed,
-        }
-    }
 }
 
 /// Why `rs` is opted in, and the `scale-in-max` value to read, or `None`.
@@ -142,7 +123,9 @@ fn owned_by(pod: &Pod, rs: &SelectorOwner) -> bool {
     })
 }
 
-fn is_managed(pod: &Pod) -> bool {
+/// Whether kube-arbiter set the pod's pod-deletion-cost (its companion
+/// annotation says so).
+pub fn is_managed(pod: &Pod) -> bool {
     pod.metadata
         .annotations
         .get(DELETION_COST_MANAGED)
@@ -272,67 +255,13 @@ fn plan_one(
     }
 }
 
-/// A pod whose annotations kube-arbiter must change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodPatch {
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
-    /// The resourceVersion the decision was made on.
-    pub resource_version: String,
-    /// `None`: remove the cost and the companion annotation.
-    pub cost: Option<i32>,
-}
-
-/// Every patch that brings the cluster to `plans`: the planned costs, and
-/// the removal of kube-arbiter's costs from pods no plan covers (their
-/// workload opted out, or the pod left it). Pods being deleted are left
-/// alone.
-pub fn patches(snapshot: &Snapshot, plans: &[WorkloadPlan]) -> Vec<PodPatch> {
-    let mut covered: foldhash::HashSet<&str> = foldhash::HashSet::default();
-    let mut out = Vec::new();
-    for plan in plans {
-        for p in &plan.pods {
-            covered.insert(&p.uid);
-            if p.needs_patch() {
-                out.push(PodPatch {
-                    namespace: plan.namespace.clone(),
-                    name: p.name.clone(),
-                    uid: p.uid.clone(),
-                    resource_version: p.resource_version.clone(),
-                    cost: p.desired,
-                });
-            }
-        }
-    }
-    for (namespace, pods) in snapshot.namespaces_with_pods() {
-        for r in pods {
-            let meta = &r.pod.metadata;
-            if is_managed(&r.pod)
-                && meta.deletion_timestamp.is_none()
-                && !covered.contains(meta.uid.as_str())
-            {
-                out.push(PodPatch {
-                    namespace: namespace.to_string(),
-                    name: meta.name.clone(),
-                    uid: meta.uid.clone(),
-                    resource_version: meta.resource_version.clone(),
-                    cost: None,
-                });
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cluster::ClusterObjects;
     use crate::policy::scale_in::tests::{node, now, web_json};
     use serde_json::{Value, json};
 
-    /// Ready pods of `web-rs` spread by zone; zone c's are the newest.
     /// A `web-rs` pod (the scale-in tests' builder) with `annotations` and
     /// its owner's UID.
     fn pod(name: &str, node: &str, created: i64, annotations: Value) -> Pod {
@@ -342,7 +271,7 @@ mod tests {
         serde_json::from_value(pod).unwrap()
     }
 
-    fn replica_set(annotations: Value, deployment: bool) -> SelectorOwner {
+    pub(crate) fn replica_set(annotations: Value, deployment: bool) -> SelectorOwner {
         let owners = if deployment {
             json!([{"kind": "Deployment", "name": "web", "controller": true}])
         } else {
@@ -356,10 +285,10 @@ mod tests {
         .unwrap()
     }
 
-    const OPT_IN: &str = "preserve-spread";
+    pub(crate) const OPT_IN: &str = "preserve-spread";
 
     /// Zones a/b/c hold 3/1/1; the controller alone deletes c, then b.
-    fn cluster(rs: SelectorOwner, pods: Vec<Pod>) -> Snapshot {
+    pub(crate) fn cluster(rs: SelectorOwner, pods: Vec<Pod>) -> Snapshot {
         Snapshot::build(ClusterObjects {
             nodes: vec![
                 node("a1", "a"),
@@ -374,7 +303,9 @@ mod tests {
         })
     }
 
-    fn web(annotations: [Value; 5]) -> Vec<Pod> {
+    /// The five pods of `web-rs`, zone c's the newest, with these
+    /// annotations.
+    pub(crate) fn web(annotations: [Value; 5]) -> Vec<Pod> {
         let [a, b, c, d, e] = annotations;
         vec![
             pod("web-a1", "a1", 10, a),
@@ -385,7 +316,7 @@ mod tests {
         ]
     }
 
-    fn none() -> [Value; 5] {
+    pub(crate) fn none() -> [Value; 5] {
         [json!({}), json!({}), json!({}), json!({}), json!({})]
     }
 
@@ -397,7 +328,7 @@ mod tests {
         }
     }
 
-    fn plans_of(
+    pub(crate) fn plans_of(
         s: &Snapshot,
         deployments: Option<&dyn DeploymentAnnotations>,
     ) -> Vec<WorkloadPlan> {
@@ -439,42 +370,6 @@ mod tests {
         assert_eq!(n, 2);
         assert!(problem.unwrap().contains("\"lots\""));
         assert!(max_scale_in(Some("0"), 9).1.is_some());
-    }
-
-    #[test]
-    fn patches_only_what_differs_and_the_plan_ignores_its_own_costs() {
-        let rs = replica_set(json!({SCALE_IN: OPT_IN, SCALE_IN_MAX: "2"}), false);
-        let s = cluster(rs.clone(), web(none()));
-        let plan = plans_of(&s, None);
-        let first = patches(&s, &plan);
-        assert_eq!(first.len(), 2, "{first:?}");
-        // The pods now carry the plan: nothing more to do, and the plan is
-        // the same as without the costs.
-        let mut applied = none();
-        for (i, p) in web(none()).iter().enumerate() {
-            if let Some(patch) = first.iter().find(|x| x.name == p.metadata.name) {
-                applied[i] = json!({POD_DELETION_COST: patch.cost.unwrap().to_string(),
-                                    DELETION_COST_MANAGED: "true"});
-            }
-        }
-        let s2 = cluster(rs, web(applied));
-        let again = plans_of(&s2, None);
-        assert!(patches(&s2, &again).is_empty());
-        let desired = |p: &[WorkloadPlan]| -> Vec<Option<i32>> {
-            p[0].pods.iter().map(|c| c.desired).collect()
-        };
-        assert_eq!(desired(&plan), desired(&again));
-    }
-
-    #[test]
-    fn opting_out_removes_only_kube_arbiters_costs() {
-        let rs = replica_set(json!({}), false);
-        let managed = json!({POD_DELETION_COST: "-1", DELETION_COST_MANAGED: "true"});
-        let users = json!({POD_DELETION_COST: "-1"});
-        let s = cluster(rs, web([managed, users, json!({}), json!({}), json!({})]));
-        let out = patches(&s, &plans_of(&s, None));
-        assert_eq!(out.len(), 1);
-        assert_eq!((out[0].name.as_str(), out[0].cost), ("web-a1", None));
     }
 
     #[test]
