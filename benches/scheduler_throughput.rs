@@ -718,7 +718,7 @@ async fn main() {
                 let file = dir.join(format!(
                     "{workload}-{}-{}.pb.gz",
                     o.nodes,
-                    variant.name().replace(' ', "-")
+                    variant.name().replace([' ', ','], "-")
                 ));
                 let ns = format!("profile-{index}");
                 bench
