@@ -13,7 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 
-use super::{decide_on_snapshot, json_response};
+use super::json_response;
+use super::run::{RunOn, on_current_snapshot};
 use crate::explain::{
     Explanation, explain, explain_in_view, explain_unseen, namespaces_named, parse_pod,
     render_table,
@@ -88,7 +89,7 @@ async fn named(
         // whether the pod exists.
         caller.may_read_pods(&state, "get", &namespace).await?;
         let (ns, nm) = (namespace.clone(), name.clone());
-        let in_view = decide_on_snapshot(&state, move |snapshot, config| {
+        let in_view = on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
             Ok(explain_in_view(snapshot, &ns, &nm, config))
         })
         .await?;
@@ -114,7 +115,7 @@ async fn posted(
             .map_err(|e| ApiError::bad_request(format!("request body is not a Pod: {e}")))?;
         let namespace = pod.metadata.namespace.clone();
         caller.may_read_pods(&state, "get", &namespace).await?;
-        let e = decide_on_snapshot(&state, move |snapshot, config| {
+        let e = on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
             Ok(explain(snapshot, &pod, config))
         })
         .await?;
@@ -153,7 +154,7 @@ async fn explain_read(
     let Some(pod) = pod else {
         return Err(not_found("does not exist (the API server has no such pod)"));
     };
-    decide_on_snapshot(state, move |snapshot, config| {
+    on_current_snapshot(state, RunOn::BlockingPool, move |snapshot, config| {
         Ok(explain_unseen(snapshot, &pod, config))
     })
     .await

@@ -26,8 +26,9 @@ use crate::policy::prioritize::prioritize;
 use crate::server::{ApiError, AppState, WholeBody};
 
 use super::extender_verdicts::{record_failure, reserve_failures};
+use super::run::RunOn;
 use super::split_body::SplitBody;
-use super::{in_flight, json_bytes, json_chunks, run_sized_async};
+use super::{in_flight, json_bytes, json_chunks};
 use crate::wire::extender::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
@@ -46,85 +47,90 @@ async fn filter_handler(
     State(state): State<AppState>,
     SplitBody(body): SplitBody<SPLIT_LIKELY_BODY, 2>,
 ) -> Response {
-    run_sized_async(body.len(), async move {
-        let args = read_args(&body, &state.recent_nodes);
-        let incoming = settle(&state, &args, in_flight::Verb::Filter).await;
-        let snapshot = state.view.current();
-        let (in_flight, mut feasible) = match (&incoming, &snapshot) {
-            (Some(incoming), Some(s)) if incoming.wants_candidates() => {
-                (incoming.placements(s), Some(Vec::new()))
-            }
-            _ => (Vec::new(), None),
-        };
-        let answer = match args {
-            Ok(args) => filter_args(
-                snapshot.as_deref(),
-                &state.config.scheduling,
-                args,
-                &in_flight,
-                feasible.as_mut(),
-            ),
-            Err(e) => ExtenderFilterResult::error(undecodable(&e)),
-        };
-        if let (Some(incoming), Some(s)) = (incoming, &snapshot)
-            && answer.has_feasible_node()
-        {
-            incoming.record(s, feasible.unwrap_or_default());
-        }
-        // The answer is about as long as a NodeNames request; a Nodes-mode
-        // answer holds only the feasible nodes, so cap the guess.
-        match answer.to_json_chunks(body.len().min(ANSWER_CAPACITY_MAX)) {
-            Ok(chunks) => json_chunks(chunks),
-            Err(e) => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot encode the answer: {e}"),
-            )
-            .into_response(),
-        }
-    })
-    .await
-}
-
-async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
-    run_sized_async(body.len(), async move {
-        let args = read_args(&body, &state.recent_nodes);
-        let incoming = settle(&state, &args, in_flight::Verb::Prioritize).await;
-        let answer = state.snapshot().and_then(|snapshot| {
-            let args = args.map_err(|e| ApiError::bad_request(undecodable(&e)))?;
-            let (list, in_view) =
-                prioritize_args_in_view(&snapshot, &state.config.scheduling, args)?;
-            if let Some(incoming) = incoming
-                && !list.is_empty()
+    RunOn::for_body(body.len())
+        .run_async(async move {
+            let args = read_args(&body, &state.recent_nodes);
+            let incoming =
+                in_flight::wait_for_related(&state, request_pod(&args), in_flight::Verb::Filter)
+                    .await;
+            let snapshot = state.view.current();
+            let (in_flight, mut feasible) = match (&incoming, &snapshot) {
+                (Some(incoming), Some(s)) if incoming.wants_candidates() => {
+                    (incoming.placements(s), Some(Vec::new()))
+                }
+                _ => (Vec::new(), None),
+            };
+            let answer = match args {
+                Ok(args) => filter_args(
+                    snapshot.as_deref(),
+                    &state.config.scheduling,
+                    args,
+                    &in_flight,
+                    feasible.as_mut(),
+                ),
+                Err(e) => ExtenderFilterResult::error(undecodable(&e)),
+            };
+            if let (Some(incoming), Some(s)) = (incoming, &snapshot)
+                && answer.has_feasible_node()
             {
-                // kube-scheduler picks one of the nodes it asks to score:
-                // they passed every filter, so they narrow where the pod
-                // may go.
-                incoming.record(&snapshot, in_view);
+                incoming.record(s, feasible.unwrap_or_default());
             }
-            prioritize_answer::host_priorities_json(&list).map_err(|e| {
-                ApiError::new(
+            // The answer is about as long as a NodeNames request; a Nodes-mode
+            // answer holds only the feasible nodes, so cap the guess.
+            match answer.to_json_chunks(body.len().min(ANSWER_CAPACITY_MAX)) {
+                Ok(chunks) => json_chunks(chunks),
+                Err(e) => ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("cannot encode the answer: {e}"),
                 )
-            })
-        });
-        match answer {
-            Ok(json) => json_bytes(json),
-            Err(e) => e.into_response(),
-        }
-    })
-    .await
+                .into_response(),
+            }
+        })
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
-/// The ledger's look at the request's pod, the one just decoded; nothing
-/// when the body has no decodable pod (the decision reports why).
-async fn settle(
-    state: &AppState,
-    args: &Result<ExtenderArgs<'_>, serde_json::Error>,
-    verb: in_flight::Verb,
-) -> Option<in_flight::Incoming> {
-    let pod = args.as_ref().ok()?.pod.as_ref()?;
-    in_flight::settle(state, pod, verb).await
+async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
+    RunOn::for_body(body.len())
+        .run_async(async move {
+            let args = read_args(&body, &state.recent_nodes);
+            let incoming = in_flight::wait_for_related(
+                &state,
+                request_pod(&args),
+                in_flight::Verb::Prioritize,
+            )
+            .await;
+            let answer = state.snapshot().and_then(|snapshot| {
+                let args = args.map_err(|e| ApiError::bad_request(undecodable(&e)))?;
+                let (list, in_view) =
+                    prioritize_args_in_view(&snapshot, &state.config.scheduling, args)?;
+                if let Some(incoming) = incoming
+                    && !list.is_empty()
+                {
+                    // kube-scheduler picks one of the nodes it asks to score:
+                    // they passed every filter, so they narrow where the pod
+                    // may go.
+                    incoming.record(&snapshot, in_view);
+                }
+                prioritize_answer::host_priorities_json(&list).map_err(|e| {
+                    ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        format!("cannot encode the answer: {e}"),
+                    )
+                })
+            });
+            match answer {
+                Ok(json) => json_bytes(json),
+                Err(e) => e.into_response(),
+            }
+        })
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The pod of a decoded request, if it has one.
+fn request_pod<'a>(args: &'a Result<ExtenderArgs<'_>, serde_json::Error>) -> Option<&'a Arc<Pod>> {
+    args.as_ref().ok()?.pod.as_ref()
 }
 
 fn undecodable(e: &serde_json::Error) -> String {
@@ -830,8 +836,8 @@ mod tests {
             let mut answers = Vec::new();
             for pad in [
                 0,
-                super::super::INLINE_BODY_MAX,
-                super::super::IN_PLACE_BODY_MAX,
+                super::super::run::INLINE_BODY_MAX,
+                super::super::run::IN_PLACE_BODY_MAX,
             ] {
                 let view = Arc::new(ClusterView::new());
                 view.publish(snapshot());

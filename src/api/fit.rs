@@ -13,7 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde::Deserialize;
 
-use super::{decide_on_snapshot, json_response};
+use super::json_response;
+use super::run::{RunOn, on_current_snapshot};
 use crate::fit::{
     FitAnswer, FitOptions, admit, fit, namespaces_named, parse_manifest, render_table,
 };
@@ -72,7 +73,7 @@ async fn posted(
             replicas: asked.replicas,
             preempt: asked.preempt,
         };
-        let answer = decide_on_snapshot(&state, move |snapshot, config| {
+        let answer = on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
             admit(&mut workload, snapshot).map_err(ApiError::bad_request)?;
             fit(snapshot, &workload, options, config).map_err(ApiError::bad_request)
         })

@@ -12,7 +12,8 @@ use axum::routing::post;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{json_response, on_snapshot};
+use super::json_response;
+use super::run::{RunOn, on_current_snapshot};
 use crate::cluster::Snapshot;
 use crate::config::Config;
 use crate::model::meta::POD_DELETION_COST;
@@ -94,10 +95,11 @@ async fn handle(
             return refused.into_response();
         }
     }
-    on_snapshot(&state, move |snapshot, config| {
+    on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
         answer(snapshot, config, &req).map(|out| json_response(&out))
     })
     .await
+    .unwrap_or_else(IntoResponse::into_response)
 }
 
 impl ScaleInBody {
