@@ -14,10 +14,10 @@ use axum::body::Body;
 use axum::http::Request;
 use common::until;
 use fake_apiserver::FakeApiServer;
+use kube_arbiter::api::AppState;
 use kube_arbiter::cluster::live::{self, LiveSource};
 use kube_arbiter::cluster::{ClusterView, Kind, Snapshot};
 use kube_arbiter::config::{Config, LiveSettings};
-use kube_arbiter::server::AppState;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 

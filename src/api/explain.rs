@@ -15,12 +15,13 @@ use serde::Deserialize;
 
 use super::json_response;
 use super::run::{RunOn, on_current_snapshot};
+use crate::api::AppState;
 use crate::explain::{
     Explanation, explain, explain_in_view, explain_unseen, namespaces_named, parse_pod,
     render_table,
 };
 use crate::server::people::Caller;
-use crate::server::{ApiError, AppState, WholeBody};
+use crate::server::{ApiError, WholeBody};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/debug/explain", get(named).post(posted))
@@ -87,7 +88,9 @@ async fn named(
     let answer = async {
         // Asked before looking: a refused caller learns nothing, not even
         // whether the pod exists.
-        caller.may_read_pods(&state, "get", &namespace).await?;
+        caller
+            .may_read_pods(&state.people, "get", &namespace)
+            .await?;
         let (ns, nm) = (namespace.clone(), name.clone());
         let in_view = on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
             Ok(explain_in_view(snapshot, &ns, &nm, config))
@@ -114,7 +117,9 @@ async fn posted(
         let pod = parse_pod(&body)
             .map_err(|e| ApiError::bad_request(format!("request body is not a Pod: {e}")))?;
         let namespace = pod.metadata.namespace.clone();
-        caller.may_read_pods(&state, "get", &namespace).await?;
+        caller
+            .may_read_pods(&state.people, "get", &namespace)
+            .await?;
         let e = on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
             Ok(explain(snapshot, &pod, config))
         })
@@ -171,7 +176,7 @@ async fn may_read_what_it_names(
 ) -> Result<(), ApiError> {
     for namespace in namespaces_named(e).iter().filter(|n| *n != own) {
         caller
-            .may_read_pods(state, "list", namespace)
+            .may_read_pods(&state.people, "list", namespace)
             .await
             .map_err(|refused| {
                 ApiError::new(

@@ -15,6 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
+use crate::api::AppState;
 use crate::cluster::{InFlightPod, NodeIdx, Snapshot};
 use crate::config::SchedulingSettings;
 use crate::model::{Node, Pod, RecentNodes};
@@ -23,7 +24,7 @@ use crate::policy::Failure;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::prioritize;
-use crate::server::{ApiError, AppState, WholeBody};
+use crate::server::{ApiError, WholeBody};
 
 use super::extender_verdicts::{record_failure, reserve_failures};
 use super::run::RunOn;

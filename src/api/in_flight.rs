@@ -17,11 +17,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::api::AppState;
 use crate::cluster::{CandidateNodes, InFlight, InFlightPod, NodeIdx, Settled, Snapshot};
 use crate::config::Role;
 use crate::model::Pod;
 use crate::policy::pod_relation::PodRelation;
-use crate::server::AppState;
 
 /// The pod of a request, to record once it was answered.
 pub struct Incoming {

@@ -16,17 +16,20 @@ mod run;
 pub mod scale_in;
 mod scale_in_plan;
 mod split_body;
+mod state;
 
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
-use crate::server::{ApiError, AppState, Routes};
+use crate::server::{ApiError, Routes};
+
+pub use state::{AppState, Warnings};
 
 /// Every route group, for `server::router`: `/scheduler/bind` only when
 /// `bind_verb` (it is left out with `--disable-bind-verb`).
-pub fn routes(bind_verb: bool) -> Routes {
+pub fn routes(bind_verb: bool) -> Routes<AppState> {
     let scheduler = if bind_verb {
         decision_routes().merge(bind_routes())
     } else {

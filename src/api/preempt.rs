@@ -23,14 +23,15 @@ use super::json_bytes;
 use super::preempt_unknown::Unknown;
 use super::run::{RunOn, on_current_snapshot};
 use super::split_body::SplitBody;
+use crate::api::AppState;
 use crate::cluster::{NodeIdx, Snapshot};
 use crate::config::{Config, PreemptionAnswer};
 use crate::log_every::LogEvery;
 use crate::parallel::map_parts;
 use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Candidate, Preemptor, Victims, pick_one_node};
+use crate::server::ApiError;
 use crate::server::metrics::Metrics;
-use crate::server::{ApiError, AppState};
 use crate::wire::lexer::json_string;
 use crate::wire::preempt_args::{PreemptArgs, read_preempt_args};
 

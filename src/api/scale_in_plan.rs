@@ -15,10 +15,11 @@ use serde::{Deserialize, Serialize};
 
 use super::json_response;
 use super::run::{RunOn, on_current_snapshot};
+use crate::api::AppState;
 use crate::deletion_cost::workloads::{DeploymentAnnotations, WorkloadPlan, plans};
 use crate::model::meta::SCALE_IN;
+use crate::server::ApiError;
 use crate::server::people::Caller;
-use crate::server::{ApiError, AppState};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/debug/scale-in", get(handle))
@@ -53,7 +54,9 @@ async fn handle(
             ));
         };
         // Asked before looking: a refused caller learns nothing.
-        caller.may_read_pods(&state, "list", &namespace).await?;
+        caller
+            .may_read_pods(&state.people, "list", &namespace)
+            .await?;
         let deployments = state.deployments.clone();
         let writes = deployments.is_some() && state.config.scale_in.manage_deletion_cost;
         let name = query.name.filter(|n| !n.is_empty());
