@@ -19,7 +19,7 @@ use crate::api::AppState;
 use crate::cluster::{InFlightPod, NodeIdx, Snapshot};
 use crate::config::SchedulingSettings;
 use crate::model::{Node, Pod, RecentNodes};
-use crate::parallel::map_parts;
+use crate::parallel::{Splitter, map_parts};
 use crate::policy::Failure;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
@@ -50,7 +50,7 @@ async fn filter_handler(
 ) -> Response {
     RunOn::for_body(body.len())
         .run_async(async move {
-            let args = read_args(&body, &state.recent_nodes);
+            let args = read_args(&body, &state.recent_nodes, &state.splitter);
             let incoming =
                 in_flight::wait_for_related(&state, request_pod(&args), in_flight::Verb::Filter)
                     .await;
@@ -65,6 +65,7 @@ async fn filter_handler(
                 Ok(args) => filter_args(
                     snapshot.as_deref(),
                     &state.config.scheduling,
+                    &state.splitter,
                     args,
                     &in_flight,
                     feasible.as_mut(),
@@ -94,7 +95,7 @@ async fn filter_handler(
 async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
     RunOn::for_body(body.len())
         .run_async(async move {
-            let args = read_args(&body, &state.recent_nodes);
+            let args = read_args(&body, &state.recent_nodes, &state.splitter);
             let incoming = in_flight::wait_for_related(
                 &state,
                 request_pod(&args),
@@ -147,9 +148,10 @@ pub fn filter<'a>(
     settings: &SchedulingSettings,
     body: &'a [u8],
     recent: &RecentNodes,
+    splitter: &Splitter,
 ) -> ExtenderFilterResult<'a> {
-    match read_args(body, recent) {
-        Ok(args) => filter_args(snapshot, settings, args, &[], None),
+    match read_args(body, recent, splitter) {
+        Ok(args) => filter_args(snapshot, settings, splitter, args, &[], None),
         Err(e) => ExtenderFilterResult::error(undecodable(&e)),
     }
 }
@@ -162,6 +164,7 @@ pub fn filter<'a>(
 pub fn filter_args<'a>(
     snapshot: Option<&Snapshot>,
     settings: &SchedulingSettings,
+    splitter: &Splitter,
     args: ExtenderArgs<'a>,
     in_flight: &[InFlightPod],
     feasible_out: Option<&mut Vec<NodeIdx>>,
@@ -178,7 +181,7 @@ pub fn filter_args<'a>(
         // often the handler already woke it from the body's declared
         // length (SplitBody), and this call does nothing; it is for short
         // names in a small body, and callers other than the handler.
-        crate::parallel::wake_helpers(1);
+        splitter.prewarm(1);
     }
     let mut filters = match PodFilters::prepare(snapshot, pod, settings) {
         Ok(f) => f,
@@ -311,8 +314,10 @@ pub fn prioritize_body<'a>(
     settings: &SchedulingSettings,
     body: &'a [u8],
     recent: &RecentNodes,
+    splitter: &Splitter,
 ) -> Result<Vec<HostPriority<'a>>, ApiError> {
-    let args = read_args(body, recent).map_err(|e| ApiError::bad_request(undecodable(&e)))?;
+    let args =
+        read_args(body, recent, splitter).map_err(|e| ApiError::bad_request(undecodable(&e)))?;
     prioritize_args(snapshot, settings, args)
 }
 
@@ -437,6 +442,7 @@ mod tests {
             &SchedulingSettings::default(),
             &bytes,
             &RecentNodes::default(),
+            &Splitter::default(),
         ))
         .unwrap()
     }
@@ -549,6 +555,7 @@ mod tests {
             &SchedulingSettings::default(),
             b"not json",
             &RecentNodes::default(),
+            &Splitter::default(),
         ))
         .unwrap();
         assert!(got["Error"].as_str().unwrap().contains("cannot decode"));
@@ -610,6 +617,7 @@ mod tests {
             &SchedulingSettings::default(),
             &body,
             &RecentNodes::default(),
+            &Splitter::default(),
         );
         assert!(answer.node_names_plain);
         assert_eq!(
@@ -696,8 +704,15 @@ mod tests {
             let bytes = serde_json::to_vec(&body).unwrap();
             let mut out = Vec::new();
             let settings = SchedulingSettings::default();
-            let args = read_args(&bytes, &RecentNodes::default()).unwrap();
-            let answer = filter_args(Some(&s), &settings, args, &[], Some(&mut out));
+            let args = read_args(&bytes, &RecentNodes::default(), &Splitter::default()).unwrap();
+            let answer = filter_args(
+                Some(&s),
+                &settings,
+                &Splitter::default(),
+                args,
+                &[],
+                Some(&mut out),
+            );
             assert!(answer.has_feasible_node(), "{body}");
             assert_eq!(names(&out), ["n3"], "{body}");
         }
@@ -719,7 +734,7 @@ mod tests {
         for body in bodies {
             let bytes = serde_json::to_vec(&body).unwrap();
             let settings = SchedulingSettings::default();
-            let args = read_args(&bytes, &RecentNodes::default()).unwrap();
+            let args = read_args(&bytes, &RecentNodes::default(), &Splitter::default()).unwrap();
             let (list, in_view) = prioritize_args_in_view(&s, &settings, args).unwrap();
             assert_eq!(list.len(), 3, "{body}");
             let names: Vec<&str> = in_view
@@ -742,6 +757,7 @@ mod tests {
             &SchedulingSettings::default(),
             &body,
             &RecentNodes::default(),
+            &Splitter::default(),
         )
         .unwrap();
         let hosts: Vec<_> = got.iter().map(|h| (&*h.host, h.score)).collect();
@@ -760,6 +776,7 @@ mod tests {
             &SchedulingSettings::default(),
             br#"{"NodeNames":[]}"#,
             &RecentNodes::default(),
+            &Splitter::default(),
         )
         .unwrap_err();
         assert_eq!(err.status, StatusCode::BAD_REQUEST);
@@ -906,7 +923,7 @@ mod properties {
                     "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                         {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}}},
                 "NodeNames": names})).unwrap();
-            let r = filter(Some(&s), &SchedulingSettings::default(), &body, &RecentNodes::default());
+            let r = filter(Some(&s), &SchedulingSettings::default(), &body, &RecentNodes::default(), &Splitter::default());
             prop_assert_eq!(&r.error, "");
             let feasible = r.node_names.clone().unwrap();
             for name in &names {

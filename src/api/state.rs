@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::FromRef;
+
 use crate::cluster::live::ReadThrough;
 use crate::cluster::{Binder, ClusterView, InFlight, Snapshot};
 use crate::config::Config;
@@ -12,6 +14,7 @@ use crate::config::ServerSettings;
 use crate::deletion_cost::Deployments;
 use crate::log_every::LogEvery;
 use crate::model::RecentNodes;
+use crate::parallel::Splitter;
 use crate::server::ServerState;
 use crate::server::access::AccessRules;
 use crate::server::error::ApiError;
@@ -41,6 +44,8 @@ pub struct AppState {
     pub warnings: Arc<Warnings>,
     /// Nodes decoded from recent Nodes-mode requests, by their exact text.
     pub recent_nodes: Arc<RecentNodes>,
+    /// The wake-ahead of the threads a request's work splits over.
+    pub splitter: Splitter,
     /// Where a miss in the view is confirmed before it becomes a refusal:
     /// the API server (live), or nowhere (`--cluster-state`: the file is
     /// the whole cluster).
@@ -80,6 +85,7 @@ impl AppState {
             deployments: None,
             warnings: Arc::default(),
             recent_nodes: Arc::default(),
+            splitter: Splitter::default(),
             reads: None,
         }
     }
@@ -131,6 +137,13 @@ impl AppState {
     /// The current snapshot, or 503 before the first one is published.
     pub fn snapshot(&self) -> Result<Arc<Snapshot>, ApiError> {
         self.view.current().ok_or_else(ApiError::not_ready)
+    }
+}
+
+/// The splitter the `SplitBody` extractor wakes ahead with.
+impl FromRef<AppState> for Splitter {
+    fn from_ref(state: &AppState) -> Self {
+        state.splitter.clone()
     }
 }
 
