@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::executor::block_on;
+use kube_arbiter::api::AppState;
 use kube_arbiter::api::admission::{review_pod, review_priority_class};
 use kube_arbiter::cluster::{ClusterObjects, ClusterView, Snapshot};
 use kube_arbiter::config::Config;
 use kube_arbiter::model::PriorityClass;
-use kube_arbiter::server::AppState;
 use serde_json::{Value, json};
 
 fn state() -> AppState {

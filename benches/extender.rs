@@ -21,6 +21,7 @@ use kube_arbiter::config::{Config, SchedulingSettings};
 use kube_arbiter::explain::explain;
 use kube_arbiter::model::RecentNodes;
 use kube_arbiter::model::{Node, Pod};
+use kube_arbiter::parallel::Splitter;
 use kube_arbiter::policy::domains::NodeAt;
 use kube_arbiter::policy::filter::PodFilters;
 use kube_arbiter::policy::prioritize::prioritize;
@@ -248,10 +249,11 @@ fn bench(c: &mut Criterion) {
     });
     // One server's cache of Nodes-mode texts, as AppState holds it.
     let recent = RecentNodes::default();
+    let splitter = Splitter::default();
     let body = serde_json::to_vec(&json!({"Pod": incoming_json(), "NodeNames": names})).unwrap();
     group.bench_function("filter_handler_node_names_body_to_answer", |b| {
         b.iter(|| {
-            let answer = filter(Some(&snapshot), &settings, &body, &recent);
+            let answer = filter(Some(&snapshot), &settings, &body, &recent, &splitter);
             black_box(serde_json::to_vec(&answer).unwrap())
         })
     });
@@ -278,7 +280,7 @@ fn bench(c: &mut Criterion) {
     println!("Nodes-mode body: {:.1} MB", nodes_body.len() as f64 / 1e6);
     group.bench_function("filter_handler_nodes_mode_body_to_answer", |b| {
         b.iter(|| {
-            let answer = filter(Some(&snapshot), &settings, &nodes_body, &recent);
+            let answer = filter(Some(&snapshot), &settings, &nodes_body, &recent, &splitter);
             black_box(serde_json::to_vec(&answer).unwrap())
         })
     });

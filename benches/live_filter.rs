@@ -22,6 +22,7 @@ use kube_arbiter::cluster::{ClusterView, Snapshot, live};
 use kube_arbiter::config::{LiveSettings, SchedulingSettings};
 use kube_arbiter::model::RecentNodes;
 use kube_arbiter::model::requests::RequestsRule;
+use kube_arbiter::parallel::Splitter;
 use serde_json::json;
 
 const NODES: usize = 5_000;
@@ -103,13 +104,14 @@ fn send(api: &FakeApiServer, i: usize, node: Option<usize>) {
 fn time_requests(view: &ClusterView, stop: &AtomicBool) -> Vec<Duration> {
     let settings = SchedulingSettings::default();
     let recent = RecentNodes::default();
+    let splitter = Splitter::default();
     let body = filter_body();
     let mut took = Vec::new();
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         let started = Instant::now();
         let snapshot = view.current().unwrap();
-        let answer = filter(Some(&snapshot), &settings, &body, &recent);
+        let answer = filter(Some(&snapshot), &settings, &body, &recent, &splitter);
         let bytes = serde_json::to_vec(&answer).unwrap();
         drop(snapshot);
         took.push(started.elapsed());

@@ -17,6 +17,7 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use kube_arbiter::api;
+use kube_arbiter::api::AppState;
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::cluster::{ClusterObjects, ClusterView, Snapshot};
 use kube_arbiter::config::Config;
@@ -26,7 +27,7 @@ use kube_arbiter::policy::Code;
 use kube_arbiter::policy::filter::PodFilters;
 use kube_arbiter::policy::preemption::Preemptor;
 use kube_arbiter::policy::scale_in::{ScaleInRequest, scale_in};
-use kube_arbiter::server::{AppState, router};
+use kube_arbiter::server::router;
 use kube_arbiter::synth::{SynthParams, generate_objects};
 
 /// A top-priority pod asking for 6 cpu and 8 GiB; with `spread`, also

@@ -21,10 +21,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::executor::block_on;
+use kube_arbiter::api::AppState;
 use kube_arbiter::api::admission::review_pod;
 use kube_arbiter::cluster::ClusterView;
 use kube_arbiter::config::Config;
-use kube_arbiter::server::AppState;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

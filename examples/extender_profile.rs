@@ -38,6 +38,7 @@ use std::process::ExitCode;
 use kube_arbiter::api::extender::{SPLIT_LIKELY_BODY, filter, prioritize_body};
 use kube_arbiter::config::SchedulingSettings;
 use kube_arbiter::model::RecentNodes;
+use kube_arbiter::parallel::Splitter;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
     };
     let settings = SchedulingSettings::default();
     let recent = RecentNodes::default();
+    let splitter = Splitter::default();
     let mut bytes = 0;
     let mut phases = [std::time::Duration::ZERO; 4];
     let mut evict = vec![0u8; evict_bytes()];
@@ -63,12 +65,18 @@ fn main() -> ExitCode {
         overwrite(&mut evict);
         let request = template.replace("@UID@", &format!("profile-{i}"));
         if hot_helper && verb == "filter" && request.len() >= SPLIT_LIKELY_BODY {
-            await_helper();
+            await_helper(&splitter);
         }
         let started = std::time::Instant::now();
         bytes += match verb.as_str() {
             "filter" => {
-                let answer = filter(Some(&snapshot), &settings, request.as_bytes(), &recent);
+                let answer = filter(
+                    Some(&snapshot),
+                    &settings,
+                    request.as_bytes(),
+                    &recent,
+                    &splitter,
+                );
                 answer.to_json(request.len()).map_or(0, |a| a.len())
             }
             "filter-phases" => {
@@ -77,12 +85,14 @@ fn main() -> ExitCode {
                     &settings,
                     request.as_bytes(),
                     &recent,
+                    &splitter,
                     &mut phases,
                 );
                 0
             }
             "prioritize" => {
-                match prioritize_body(&snapshot, &settings, request.as_bytes(), &recent) {
+                match prioritize_body(&snapshot, &settings, request.as_bytes(), &recent, &splitter)
+                {
                     Ok(list) => serde_json::to_vec(&list).map_or(0, |a| a.len()),
                     Err(e) => {
                         eprintln!("prioritize: {}", e.message);
@@ -118,10 +128,10 @@ fn main() -> ExitCode {
 /// before reading it (`api::split_body`), and wait until it polls, so the
 /// request is timed as a served one finds its helper: running, not 100–150
 /// µs from its wake-up.
-fn await_helper() {
-    kube_arbiter::parallel::wake_helpers(2);
+fn await_helper(splitter: &Splitter) {
+    splitter.prewarm(2);
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5);
-    while !kube_arbiter::parallel::helper_polling() && std::time::Instant::now() < deadline {
+    while !splitter.helper_polling() && std::time::Instant::now() < deadline {
         std::hint::spin_loop();
     }
 }
@@ -149,6 +159,7 @@ fn filter_phases(
     settings: &SchedulingSettings,
     body: &[u8],
     recent: &RecentNodes,
+    splitter: &Splitter,
     phases: &mut [std::time::Duration; 4],
 ) {
     use kube_arbiter::policy::domains::NodeAt;
@@ -156,7 +167,7 @@ fn filter_phases(
     use kube_arbiter::wire::extender_read::read_args;
     use std::time::Instant;
     let t = Instant::now();
-    let args = read_args(body, recent).expect("body decodes");
+    let args = read_args(body, recent, splitter).expect("body decodes");
     let pod = args.pod.as_ref().expect("body has a pod");
     phases[0] += t.elapsed();
     let t = Instant::now();
@@ -183,7 +194,7 @@ fn filter_phases(
     };
     phases[2] += t.elapsed();
     let t = Instant::now();
-    let answer = filter(Some(snapshot), settings, body, recent);
+    let answer = filter(Some(snapshot), settings, body, recent, splitter);
     let encode_start = Instant::now();
     let bytes = answer.to_json(body.len()).map_or(0, |a| a.len());
     phases[3] += encode_start.elapsed();

@@ -20,11 +20,12 @@ use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::routing::post;
+use kube_arbiter::api::AppState;
 use kube_arbiter::cluster::ClusterView;
 use kube_arbiter::config::Config;
 use kube_arbiter::server::access::{AccessRules, Callers};
 use kube_arbiter::server::tls::{self, TlsSettings};
-use kube_arbiter::server::{self, AppState, Routes, ServeOptions, WholeBody};
+use kube_arbiter::server::{self, Routes, ServeOptions, WholeBody};
 
 // The server's allocator and options: a large body is one large
 // allocation, and the system allocator maps one over 32 MB afresh (and

@@ -11,6 +11,7 @@ use tokio_util::task::AbortOnDropHandle;
 use tracing_subscriber::EnvFilter;
 
 use crate::api;
+use crate::api::AppState;
 use crate::certs::{self, CertsRequest};
 use crate::cli::{CertsArgs, Cli, Command, ExplainArgs, FitArgs, LogFormat, ServeArgs};
 use crate::cluster::file::{self, FileSource};
@@ -24,7 +25,7 @@ use crate::server::access::{AccessRules, Callers};
 use crate::server::delegated_auth::DelegatedAuth;
 use crate::server::people::PeopleAuth;
 use crate::server::tls::{self, CertKeyFiles, TlsSettings};
-use crate::server::{self, AppState, ServeError, ServeOptions};
+use crate::server::{self, ServeError, ServeOptions};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

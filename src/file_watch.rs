@@ -86,12 +86,12 @@ impl FileWatch {
             Ok(None) => return None,
             Ok(Some(())) => {}
         }
-        self.settle().await;
+        self.wait_for_quiet().await;
         Some(Wake::Changed)
     }
 
     /// Wait until no event has come for [`DEBOUNCE`].
-    async fn settle(&mut self) {
+    async fn wait_for_quiet(&mut self) {
         while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, self.changes.recv()).await {}
     }
 

@@ -3,6 +3,7 @@
 //! finding victims on hundreds is CPU work that parallelises cleanly, and
 //! each must keep document order and report the first error.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -53,53 +54,84 @@ where
         .collect()
 }
 
-/// Wake the threads that take the parts after the first, for `parts`
-/// splits (one request's: reading its body, then checking its nodes)
-/// expected within a few hundred microseconds. A sleeping thread took
-/// 100–150 µs to start running here (a 2-vCPU VM), and a woken thread that
-/// finds nothing to do sleeps again at once and must be woken a second
-/// time. So the woken thread stays awake, polling for the splits' parts:
-/// until it has run `parts` of them, or [`HOT_WAIT_MAX`] has passed since
-/// it started or ran its last one. A call within [`HOT_WAIT_MAX`] of the
-/// last one does nothing (that helper is still on its way, or polling, or
-/// has taken its splits: then this one's split wakes a helper the usual
-/// way). A caller wakes the helpers as early as it knows a split is likely:
-/// a filter or preempt request from its declared length, before its body
-/// is read (`api::split_body`).
-pub fn wake_helpers(parts: usize) {
-    let Some(pool) = helpers() else { return };
-    let now = since_start();
-    let last = LAST_WAKE_NS.load(Ordering::Relaxed);
-    if last != 0 && now.saturating_sub(last) < HOT_WAIT_MAX.as_nanos() as u64 {
-        return;
-    }
-    LAST_WAKE_NS.store(now.max(1), Ordering::Relaxed);
-    pool.spawn(move || {
-        POLLING.fetch_add(1, Ordering::Release);
-        let mut since = Instant::now();
-        let mut taken = 0;
-        while taken < parts && since.elapsed() < HOT_WAIT_MAX {
-            if rayon_core::yield_now() == Some(rayon_core::Yield::Executed) {
-                taken += 1;
-                since = Instant::now();
-            } else {
-                // Anything else runnable on this core goes first.
-                std::thread::yield_now();
-            }
+/// One server's wake-ahead of the threads that take the parts after the
+/// first ([`Splitter::prewarm`]), and whether a thread it woke is polling
+/// for parts now ([`Splitter::helper_polling`]). The threads themselves
+/// are the process's ([`map_parts`]). Clones share one wake state.
+#[derive(Clone, Default)]
+pub struct Splitter {
+    wake: Arc<WakeState>,
+}
+
+struct WakeState {
+    /// Where `last_wake_ns` counts from.
+    epoch: Instant,
+    /// When [`Splitter::prewarm`] last woke a helper, in ns since
+    /// `epoch` (0: never).
+    last_wake_ns: AtomicU64,
+    /// Helpers polling in [`Splitter::prewarm`] now.
+    polling: AtomicUsize,
+}
+
+impl Default for WakeState {
+    fn default() -> Self {
+        Self {
+            epoch: Instant::now(),
+            last_wake_ns: AtomicU64::new(0),
+            polling: AtomicUsize::new(0),
         }
-        POLLING.fetch_sub(1, Ordering::Release);
-    });
+    }
 }
 
-/// Whether a helper woken by [`wake_helpers`] is polling for a part now:
-/// a split it takes starts at once, where a sleeping helper would start
-/// only after 100–150 µs, longer than some splits save.
-pub fn helper_polling() -> bool {
-    POLLING.load(Ordering::Acquire) > 0
-}
+impl Splitter {
+    /// Wake the threads that take the parts after the first, for `parts`
+    /// splits (one request's: reading its body, then checking its nodes)
+    /// expected within a few hundred microseconds. A sleeping thread took
+    /// 100–150 µs to start running here (a 2-vCPU VM), and a woken thread
+    /// that finds nothing to do sleeps again at once and must be woken a
+    /// second time. So the woken thread stays awake, polling for the
+    /// splits' parts: until it has run `parts` of them, or
+    /// [`HOT_WAIT_MAX`] has passed since it started or ran its last one. A
+    /// call within [`HOT_WAIT_MAX`] of the last one does nothing (that
+    /// helper is still on its way, or polling, or has taken its splits:
+    /// then this one's split wakes a helper the usual way). A caller wakes
+    /// the helpers as early as it knows a split is likely: a filter or
+    /// preempt request from its declared length, before its body is read
+    /// (`api::split_body`).
+    pub fn prewarm(&self, parts: usize) {
+        let Some(pool) = helpers() else { return };
+        let wake = &self.wake;
+        let now = wake.epoch.elapsed().as_nanos() as u64;
+        let last = wake.last_wake_ns.load(Ordering::Relaxed);
+        if last != 0 && now.saturating_sub(last) < HOT_WAIT_MAX.as_nanos() as u64 {
+            return;
+        }
+        wake.last_wake_ns.store(now.max(1), Ordering::Relaxed);
+        let wake = Arc::clone(wake);
+        pool.spawn(move || {
+            wake.polling.fetch_add(1, Ordering::Release);
+            let mut since = Instant::now();
+            let mut taken = 0;
+            while taken < parts && since.elapsed() < HOT_WAIT_MAX {
+                if rayon_core::yield_now() == Some(rayon_core::Yield::Executed) {
+                    taken += 1;
+                    since = Instant::now();
+                } else {
+                    // Anything else runnable on this core goes first.
+                    std::thread::yield_now();
+                }
+            }
+            wake.polling.fetch_sub(1, Ordering::Release);
+        });
+    }
 
-/// Helpers polling in [`wake_helpers`] now.
-static POLLING: AtomicUsize = AtomicUsize::new(0);
+    /// Whether a helper woken by [`Self::prewarm`] is polling for a part
+    /// now: a split it takes starts at once, where a sleeping helper would
+    /// start only after 100–150 µs, longer than some splits save.
+    pub fn helper_polling(&self) -> bool {
+        self.wake.polling.load(Ordering::Acquire) > 0
+    }
+}
 
 /// How long a woken helper polls for a split's part: longer
 /// than what usually remains, once it runs, of receiving, decoding and
@@ -107,15 +139,6 @@ static POLLING: AtomicUsize = AtomicUsize::new(0);
 /// request whose split comes later only costs the helper's sleep and a
 /// second wake-up, as without polling.
 const HOT_WAIT_MAX: Duration = Duration::from_micros(250);
-
-/// When [`wake_helpers`] last woke a helper, in ns since [`since_start`]'s
-/// epoch (0: never).
-static LAST_WAKE_NS: AtomicU64 = AtomicU64::new(0);
-
-fn since_start() -> u64 {
-    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
-}
 
 /// After its own part, the caller waits for the others' by polling a
 /// little (they end within microseconds of each other when the helpers
@@ -180,17 +203,18 @@ mod tests {
     fn woken_helpers_take_splits_or_return_to_the_pool() {
         let items: Vec<usize> = (0..1000).collect();
         let split = || map_parts(&items, 10, |_, part| Ok::<_, ()>(part.to_vec())).unwrap();
-        wake_helpers(2);
-        wake_helpers(2);
+        let splitter = Splitter::default();
+        splitter.prewarm(2);
+        splitter.prewarm(2);
         assert_eq!(split().concat(), items);
         assert_eq!(split().concat(), items);
-        wake_helpers(1);
+        splitter.prewarm(1);
         std::thread::sleep(HOT_WAIT_MAX * 4);
         assert_eq!(split().concat(), items);
-        // Other tests may wake helpers meanwhile; each poller ends within
-        // HOT_WAIT_MAX of its last part.
+        // Each poller ends within HOT_WAIT_MAX of its last part (other
+        // tests' splits may be among them).
         let deadline = Instant::now() + Duration::from_secs(10);
-        while helper_polling() {
+        while splitter.helper_polling() {
             assert!(Instant::now() < deadline, "a poller never ended");
             std::thread::sleep(HOT_WAIT_MAX);
         }

@@ -8,10 +8,11 @@ use axum::body::{Body, Bytes};
 use axum::routing::post;
 use common::{Launch, Spawned, TestCa, client, eventually, install_provider};
 use futures::StreamExt;
+use kube_arbiter::api::AppState;
 use kube_arbiter::cluster::{ClusterView, Snapshot};
 use kube_arbiter::config::Config;
 use kube_arbiter::server::tls::{CertKeyFiles, TlsSettings};
-use kube_arbiter::server::{AppState, Routes, ServeOptions, Server, router};
+use kube_arbiter::server::{Routes, ServeOptions, Server, router};
 use tokio::sync::{mpsc, oneshot};
 
 #[tokio::test]

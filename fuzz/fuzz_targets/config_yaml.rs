@@ -4,10 +4,11 @@
 #![no_main]
 
 use jiff::Timestamp;
-use kube_arbiter::model::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::config::Config;
+use kube_arbiter::model::RecentNodes;
+use kube_arbiter::parallel::Splitter;
 use kube_arbiter_fuzz::{DEFAULTS, DEMO};
 use libfuzzer_sys::fuzz_target;
 
@@ -34,10 +35,17 @@ fuzz_target!(|text: &str| {
         &config.scheduling,
         ARGS,
         &RecentNodes::default(),
+        &Splitter::default(),
     );
     assert_eq!(result.error, "", "a valid config fails filter");
-    let scores = prioritize_body(&DEMO, &config.scheduling, ARGS, &RecentNodes::default())
-        .unwrap_or_else(|e| panic!("a valid config fails prioritize: {}", e.message));
+    let scores = prioritize_body(
+        &DEMO,
+        &config.scheduling,
+        ARGS,
+        &RecentNodes::default(),
+        &Splitter::default(),
+    )
+    .unwrap_or_else(|e| panic!("a valid config fails prioritize: {}", e.message));
     for host in &scores {
         assert!(
             (0..=10).contains(&host.score),

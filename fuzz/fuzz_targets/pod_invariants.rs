@@ -17,11 +17,12 @@ use std::sync::LazyLock;
 
 use arbitrary::Arbitrary;
 use jiff::Timestamp;
-use kube_arbiter::model::RecentNodes;
 use kube_arbiter::api::extender::{filter, prioritize_body};
 use kube_arbiter::api::preempt::answer;
 use kube_arbiter::cluster::Snapshot;
 use kube_arbiter::config::{Config, PreemptionAnswer};
+use kube_arbiter::model::RecentNodes;
+use kube_arbiter::parallel::Splitter;
 use kube_arbiter_fuzz::load;
 use libfuzzer_sys::fuzz_target;
 use serde::de::IgnoredAny;
@@ -596,6 +597,7 @@ fn check_filter(body: &[u8], candidates: &[&str], config: &Config) {
         &config.scheduling,
         body,
         &RecentNodes::default(),
+        &Splitter::default(),
     );
     let json = result
         .to_json(body.len())
@@ -636,8 +638,13 @@ fn check_filter(body: &[u8], candidates: &[&str], config: &Config) {
 }
 
 fn check_prioritize(body: &[u8], candidates: &[&str], config: &Config) {
-    let Ok(scores) = prioritize_body(&CLUSTER, &config.scheduling, body, &RecentNodes::default())
-    else {
+    let Ok(scores) = prioritize_body(
+        &CLUSTER,
+        &config.scheduling,
+        body,
+        &RecentNodes::default(),
+        &Splitter::default(),
+    ) else {
         return;
     };
     let hosts: Vec<&str> = scores.iter().map(|h| &*h.host).collect();

@@ -9,10 +9,10 @@ use std::task::{Context, Poll, Waker};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use kube_arbiter::api::AppState;
 use kube_arbiter::cluster::decode::decode;
 use kube_arbiter::cluster::{ClusterView, Snapshot};
 use kube_arbiter::config::Config;
-use kube_arbiter::server::AppState;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;

@@ -36,12 +36,13 @@ use serde_json::Value;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 
+use crate::api::AppState;
 use crate::cluster::live::ReadThrough;
 use crate::model::PriorityClass;
 use crate::policy::priority::{self, Denial, DenialCode, FieldsToSet, PodPriority, Subject};
 use crate::policy::priority_class::{self, Classes};
 use crate::server::metrics::ResultLabel;
-use crate::server::{ApiError, AppState, WholeBody};
+use crate::server::{ApiError, WholeBody};
 use crate::wire::admission::{
     ADMISSION_REVIEW, ADMISSION_V1, AdmissionRequest, Decoded, Field, PatchOp, PodPriorityFields,
     Review, ReviewEnvelope, Status,

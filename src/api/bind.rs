@@ -12,11 +12,12 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 
+use crate::api::AppState;
 use crate::cluster::BindRequest;
 use crate::cluster::bind_guard::{self, InView};
 use crate::cluster::live::ReadThrough;
 use crate::model::Pod;
-use crate::server::{ApiJson, AppState};
+use crate::server::ApiJson;
 use crate::wire::binding::{ExtenderBindingArgs, ExtenderBindingResult};
 
 /// The binding `args` ask for, or which of the fields it needs are

@@ -13,13 +13,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 
-use super::{decide_on_snapshot, json_response};
+use super::json_response;
+use super::run::{RunOn, on_current_snapshot};
+use crate::api::AppState;
 use crate::explain::{
     Explanation, explain, explain_in_view, explain_unseen, namespaces_named, parse_pod,
     render_table,
 };
 use crate::server::people::Caller;
-use crate::server::{ApiError, AppState, WholeBody};
+use crate::server::{ApiError, WholeBody};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/debug/explain", get(named).post(posted))
@@ -86,9 +88,11 @@ async fn named(
     let answer = async {
         // Asked before looking: a refused caller learns nothing, not even
         // whether the pod exists.
-        caller.may_read_pods(&state, "get", &namespace).await?;
+        caller
+            .may_read_pods(&state.people, "get", &namespace)
+            .await?;
         let (ns, nm) = (namespace.clone(), name.clone());
-        let in_view = decide_on_snapshot(&state, move |snapshot, config| {
+        let in_view = on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
             Ok(explain_in_view(snapshot, &ns, &nm, config))
         })
         .await?;
@@ -113,8 +117,10 @@ async fn posted(
         let pod = parse_pod(&body)
             .map_err(|e| ApiError::bad_request(format!("request body is not a Pod: {e}")))?;
         let namespace = pod.metadata.namespace.clone();
-        caller.may_read_pods(&state, "get", &namespace).await?;
-        let e = decide_on_snapshot(&state, move |snapshot, config| {
+        caller
+            .may_read_pods(&state.people, "get", &namespace)
+            .await?;
+        let e = on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
             Ok(explain(snapshot, &pod, config))
         })
         .await?;
@@ -153,7 +159,7 @@ async fn explain_read(
     let Some(pod) = pod else {
         return Err(not_found("does not exist (the API server has no such pod)"));
     };
-    decide_on_snapshot(state, move |snapshot, config| {
+    on_current_snapshot(state, RunOn::BlockingPool, move |snapshot, config| {
         Ok(explain_unseen(snapshot, &pod, config))
     })
     .await
@@ -170,7 +176,7 @@ async fn may_read_what_it_names(
 ) -> Result<(), ApiError> {
     for namespace in namespaces_named(e).iter().filter(|n| *n != own) {
         caller
-            .may_read_pods(state, "list", namespace)
+            .may_read_pods(&state.people, "list", namespace)
             .await
             .map_err(|refused| {
                 ApiError::new(

@@ -15,19 +15,21 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
+use crate::api::AppState;
 use crate::cluster::{InFlightPod, NodeIdx, Snapshot};
 use crate::config::SchedulingSettings;
 use crate::model::{Node, Pod, RecentNodes};
-use crate::parallel::map_parts;
+use crate::parallel::{Splitter, map_parts};
 use crate::policy::Failure;
 use crate::policy::domains::NodeAt;
 use crate::policy::filter::PodFilters;
 use crate::policy::prioritize::prioritize;
-use crate::server::{ApiError, AppState, WholeBody};
+use crate::server::{ApiError, WholeBody};
 
 use super::extender_verdicts::{record_failure, reserve_failures};
+use super::run::RunOn;
 use super::split_body::SplitBody;
-use super::{in_flight, json_bytes, json_chunks, run_sized_async};
+use super::{in_flight, json_bytes, json_chunks};
 use crate::wire::extender::{
     ExtenderArgs, ExtenderFilterResult, HostPriority, NodeListOut, NodeName,
 };
@@ -46,84 +48,96 @@ async fn filter_handler(
     State(state): State<AppState>,
     SplitBody(body): SplitBody<SPLIT_LIKELY_BODY, 2>,
 ) -> Response {
-    run_sized_async(body.len(), async move {
-        let args = read_args(&body, &state.recent_nodes);
-        let incoming = settle(&state, &args, in_flight::Verb::Filter).await;
-        let snapshot = state.view.current();
-        let (in_flight, mut feasible) = match (&incoming, &snapshot) {
-            (Some(incoming), Some(s)) if incoming.wants_candidates() => {
-                (incoming.placements(s), Some(Vec::new()))
-            }
-            _ => (Vec::new(), None),
-        };
-        let answer = match args {
-            Ok(args) => filter_args(
-                snapshot.as_deref(),
-                &state.config.scheduling,
-                args,
-                &in_flight,
-                feasible.as_mut(),
-            ),
-            Err(e) => ExtenderFilterResult::error(undecodable(&e)),
-        };
-        if let (Some(incoming), Some(s)) = (incoming, &snapshot)
-            && answer.has_feasible_node()
-        {
-            incoming.record(s, feasible.unwrap_or_default());
-        }
-        // The answer is about as long as a NodeNames request; a Nodes-mode
-        // answer holds only the feasible nodes, so cap the guess.
-        match answer.to_json_chunks(body.len().min(ANSWER_CAPACITY_MAX)) {
-            Ok(chunks) => json_chunks(chunks),
-            Err(e) => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot encode the answer: {e}"),
-            )
-            .into_response(),
-        }
-    })
-    .await
-}
-
-async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
-    run_sized_async(body.len(), async move {
-        let args = read_args(&body, &state.recent_nodes);
-        let incoming = settle(&state, &args, in_flight::Verb::Prioritize).await;
-        let answer = state.snapshot().and_then(|snapshot| {
-            let args = args.map_err(|e| ApiError::bad_request(undecodable(&e)))?;
-            let (list, in_view) =
-                prioritize_args_in_view(&snapshot, &state.config.scheduling, args)?;
-            if let Some(incoming) = incoming
-                && !list.is_empty()
+    RunOn::for_body(body.len())
+        .run_async(async move {
+            let args = read_args(&body, &state.recent_nodes, &state.splitter);
+            let incoming =
+                in_flight::wait_for_related(&state, request_pod(&args), in_flight::Verb::Filter)
+                    .await;
+            let snapshot = state.view.current();
+            let (in_flight, mut feasible) = match (&incoming, &snapshot) {
+                (Some(incoming), Some(s)) if incoming.wants_candidates() => {
+                    (incoming.placements(s), Some(Vec::new()))
+                }
+                _ => (Vec::new(), None),
+            };
+            let answer = match args {
+                Ok(args) => filter_args(
+                    snapshot.as_deref(),
+                    &state.config.scheduling,
+                    &state.splitter,
+                    args,
+                    &in_flight,
+                    feasible.as_mut(),
+                ),
+                Err(e) => ExtenderFilterResult::error(undecodable(&e)),
+            };
+            if let (Some(incoming), Some(s)) = (incoming, &snapshot)
+                && answer.has_feasible_node()
             {
-                // kube-scheduler picks one of the nodes it asks to score:
-                // they passed every filter, so they narrow where the pod
-                // may go.
-                incoming.record(&snapshot, in_view);
+                incoming.record(s, feasible.unwrap_or_default());
             }
-            prioritize_answer::host_priorities_json(scores_to_send(&list)).map_err(|e| {
-                ApiError::new(
+            // The answer is about as long as a NodeNames request; a Nodes-mode
+            // answer holds only the feasible nodes, so cap the guess.
+            match answer.to_json_chunks(body.len().min(ANSWER_CAPACITY_MAX)) {
+                Ok(chunks) => json_chunks(chunks),
+                Err(e) => ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("cannot encode the answer: {e}"),
                 )
-            })
-        });
-        match answer {
-            Ok(json) => json_bytes(json),
-            Err(e) => e.into_response(),
-        }
-    })
-    .await
+                .into_response(),
+            }
+        })
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn prioritize_handler(State(state): State<AppState>, WholeBody(body): WholeBody) -> Response {
+    RunOn::for_body(body.len())
+        .run_async(async move {
+            let args = read_args(&body, &state.recent_nodes, &state.splitter);
+            let incoming = in_flight::wait_for_related(
+                &state,
+                request_pod(&args),
+                in_flight::Verb::Prioritize,
+            )
+            .await;
+            let answer = state.snapshot().and_then(|snapshot| {
+                let args = args.map_err(|e| ApiError::bad_request(undecodable(&e)))?;
+                let (list, in_view) =
+                    prioritize_args_in_view(&snapshot, &state.config.scheduling, args)?;
+                if let Some(incoming) = incoming
+                    && !list.is_empty()
+                {
+                    // kube-scheduler picks one of the nodes it asks to score:
+                    // they passed every filter, so they narrow where the pod
+                    // may go.
+                    incoming.record(&snapshot, in_view);
+                }
+                prioritize_answer::host_priorities_json(scores_to_send(&list)).map_err(|e| {
+                    ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        format!("cannot encode the answer: {e}"),
+                    )
+                })
+            });
+            match answer {
+                Ok(json) => json_bytes(json),
+                Err(e) => e.into_response(),
+            }
+        })
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 /// What of `list` to send: nothing when every score is 0. kube-scheduler
 /// adds to a node's total only the scores the answer lists
 /// (`prioritizeNodes`, schedule_one.go v1.37.2), so `[]` ranks the nodes
-/// as 500 zeros do, and spares it decoding an entry a node, which was a
-/// twentieth of its CPU per pod. A pod no scoring rule applies to (plain,
-/// required anti-affinity, hard spread only) always gets `[]`; its ties
-/// are then broken as with no extender (kube-scheduler draws a tie-break
-/// only for the nodes an extender scored).
+/// as 500 zeros do, and spares it decoding an entry a node. A pod no
+/// scoring rule applies to (plain, required anti-affinity, hard spread
+/// only) always gets `[]`; its ties are then broken as with no extender
+/// (kube-scheduler draws a tie-break only for the nodes an extender
+/// scored).
 fn scores_to_send<'l, 'a>(list: &'l [HostPriority<'a>]) -> &'l [HostPriority<'a>] {
     if list.iter().all(|h| h.score == 0) {
         &[]
@@ -132,15 +146,9 @@ fn scores_to_send<'l, 'a>(list: &'l [HostPriority<'a>]) -> &'l [HostPriority<'a>
     }
 }
 
-/// The ledger's look at the request's pod, the one just decoded; nothing
-/// when the body has no decodable pod (the decision reports why).
-async fn settle(
-    state: &AppState,
-    args: &Result<ExtenderArgs<'_>, serde_json::Error>,
-    verb: in_flight::Verb,
-) -> Option<in_flight::Incoming> {
-    let pod = args.as_ref().ok()?.pod.as_ref()?;
-    in_flight::settle(state, pod, verb).await
+/// The pod of a decoded request, if it has one.
+fn request_pod<'a>(args: &'a Result<ExtenderArgs<'_>, serde_json::Error>) -> Option<&'a Arc<Pod>> {
+    args.as_ref().ok()?.pod.as_ref()
 }
 
 fn undecodable(e: &serde_json::Error) -> String {
@@ -156,9 +164,10 @@ pub fn filter<'a>(
     settings: &SchedulingSettings,
     body: &'a [u8],
     recent: &RecentNodes,
+    splitter: &Splitter,
 ) -> ExtenderFilterResult<'a> {
-    match read_args(body, recent) {
-        Ok(args) => filter_args(snapshot, settings, args, &[], None),
+    match read_args(body, recent, splitter) {
+        Ok(args) => filter_args(snapshot, settings, splitter, args, &[], None),
         Err(e) => ExtenderFilterResult::error(undecodable(&e)),
     }
 }
@@ -171,6 +180,7 @@ pub fn filter<'a>(
 pub fn filter_args<'a>(
     snapshot: Option<&Snapshot>,
     settings: &SchedulingSettings,
+    splitter: &Splitter,
     args: ExtenderArgs<'a>,
     in_flight: &[InFlightPod],
     feasible_out: Option<&mut Vec<NodeIdx>>,
@@ -187,7 +197,7 @@ pub fn filter_args<'a>(
         // often the handler already woke it from the body's declared
         // length (SplitBody), and this call does nothing; it is for short
         // names in a small body, and callers other than the handler.
-        crate::parallel::wake_helpers(1);
+        splitter.prewarm(1);
     }
     let mut filters = match PodFilters::prepare(snapshot, pod, settings) {
         Ok(f) => f,
@@ -320,8 +330,10 @@ pub fn prioritize_body<'a>(
     settings: &SchedulingSettings,
     body: &'a [u8],
     recent: &RecentNodes,
+    splitter: &Splitter,
 ) -> Result<Vec<HostPriority<'a>>, ApiError> {
-    let args = read_args(body, recent).map_err(|e| ApiError::bad_request(undecodable(&e)))?;
+    let args =
+        read_args(body, recent, splitter).map_err(|e| ApiError::bad_request(undecodable(&e)))?;
     prioritize_args(snapshot, settings, args)
 }
 
@@ -446,6 +458,7 @@ mod tests {
             &SchedulingSettings::default(),
             &bytes,
             &RecentNodes::default(),
+            &Splitter::default(),
         ))
         .unwrap()
     }
@@ -558,6 +571,7 @@ mod tests {
             &SchedulingSettings::default(),
             b"not json",
             &RecentNodes::default(),
+            &Splitter::default(),
         ))
         .unwrap();
         assert!(got["Error"].as_str().unwrap().contains("cannot decode"));
@@ -619,6 +633,7 @@ mod tests {
             &SchedulingSettings::default(),
             &body,
             &RecentNodes::default(),
+            &Splitter::default(),
         );
         assert!(answer.node_names_plain);
         assert_eq!(
@@ -705,8 +720,15 @@ mod tests {
             let bytes = serde_json::to_vec(&body).unwrap();
             let mut out = Vec::new();
             let settings = SchedulingSettings::default();
-            let args = read_args(&bytes, &RecentNodes::default()).unwrap();
-            let answer = filter_args(Some(&s), &settings, args, &[], Some(&mut out));
+            let args = read_args(&bytes, &RecentNodes::default(), &Splitter::default()).unwrap();
+            let answer = filter_args(
+                Some(&s),
+                &settings,
+                &Splitter::default(),
+                args,
+                &[],
+                Some(&mut out),
+            );
             assert!(answer.has_feasible_node(), "{body}");
             assert_eq!(names(&out), ["n3"], "{body}");
         }
@@ -728,7 +750,7 @@ mod tests {
         for body in bodies {
             let bytes = serde_json::to_vec(&body).unwrap();
             let settings = SchedulingSettings::default();
-            let args = read_args(&bytes, &RecentNodes::default()).unwrap();
+            let args = read_args(&bytes, &RecentNodes::default(), &Splitter::default()).unwrap();
             let (list, in_view) = prioritize_args_in_view(&s, &settings, args).unwrap();
             assert_eq!(list.len(), 3, "{body}");
             let names: Vec<&str> = in_view
@@ -751,6 +773,7 @@ mod tests {
             &SchedulingSettings::default(),
             &body,
             &RecentNodes::default(),
+            &Splitter::default(),
         )
         .unwrap();
         let hosts: Vec<_> = got.iter().map(|h| (&*h.host, h.score)).collect();
@@ -769,6 +792,7 @@ mod tests {
             &SchedulingSettings::default(),
             br#"{"NodeNames":[]}"#,
             &RecentNodes::default(),
+            &Splitter::default(),
         )
         .unwrap_err();
         assert_eq!(err.status, StatusCode::BAD_REQUEST);
@@ -887,8 +911,8 @@ mod tests {
             let mut answers = Vec::new();
             for pad in [
                 0,
-                super::super::INLINE_BODY_MAX,
-                super::super::IN_PLACE_BODY_MAX,
+                super::super::run::INLINE_BODY_MAX,
+                super::super::run::IN_PLACE_BODY_MAX,
             ] {
                 let view = Arc::new(ClusterView::new());
                 view.publish(snapshot());
@@ -956,7 +980,7 @@ mod properties {
                     "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                         {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}}},
                 "NodeNames": names})).unwrap();
-            let r = filter(Some(&s), &SchedulingSettings::default(), &body, &RecentNodes::default());
+            let r = filter(Some(&s), &SchedulingSettings::default(), &body, &RecentNodes::default(), &Splitter::default());
             prop_assert_eq!(&r.error, "");
             let feasible = r.node_names.clone().unwrap();
             for name in &names {

@@ -13,13 +13,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde::Deserialize;
 
-use super::{decide_on_snapshot, json_response};
+use super::json_response;
+use super::run::{RunOn, on_current_snapshot};
+use crate::api::AppState;
 use crate::fit::{
     FitAnswer, FitOptions, admit, fit, namespaces_named, parse_manifest, render_table,
 };
 use crate::server::delegated_auth::Access;
 use crate::server::people::Caller;
-use crate::server::{ApiError, AppState, WholeBody};
+use crate::server::{ApiError, WholeBody};
 
 /// The most replicas one request may ask to place: each is a pass over
 /// every node on the blocking pool, about 2 ms at 5,000 nodes (docs/fit.md),
@@ -66,13 +68,13 @@ async fn posted(
         let namespace = workload.namespace.clone();
         // Asked before deciding: a refused caller learns nothing of the view.
         caller
-            .may(&state, pods("create", Some(namespace.clone())))
+            .may(&state.people, pods("create", Some(namespace.clone())))
             .await?;
         let options = FitOptions {
             replicas: asked.replicas,
             preempt: asked.preempt,
         };
-        let answer = decide_on_snapshot(&state, move |snapshot, config| {
+        let answer = on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
             admit(&mut workload, snapshot).map_err(ApiError::bad_request)?;
             fit(snapshot, &workload, options, config).map_err(ApiError::bad_request)
         })
@@ -115,7 +117,7 @@ async fn may_read_what_it_names(
         return Ok(());
     };
     caller
-        .may(state, pods("list", None))
+        .may(&state.people, pods("list", None))
         .await
         .map_err(|refused| {
             ApiError::new(

@@ -17,11 +17,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::api::AppState;
 use crate::cluster::{CandidateNodes, InFlight, InFlightPod, NodeIdx, Settled, Snapshot};
 use crate::config::Role;
 use crate::model::Pod;
 use crate::policy::pod_relation::PodRelation;
-use crate::server::AppState;
 
 /// The pod of a request, to record once it was answered.
 pub struct Incoming {
@@ -71,10 +71,16 @@ pub enum Verb {
 /// As the enforcer, wait until no in-flight pod the request's pod could
 /// count is left (at most `live.inFlightWaitMillis`); next to the in-tree
 /// plugins, never. `pod` is the one the handler decoded from the request
-/// (the body is read once). `None` when the ledger is off. A `filter`
-/// starts a new attempt for its pod: its earlier one, if still in flight,
-/// did not bind and stops holding others up.
-pub async fn settle(state: &AppState, pod: &Arc<Pod>, verb: Verb) -> Option<Incoming> {
+/// (the body is read once). `None` when the ledger is off, or the request
+/// has no decodable pod (the decision reports why). A `filter` starts a
+/// new attempt for its pod: its earlier one, if still in flight, did not
+/// bind and stops holding others up.
+pub async fn wait_for_related(
+    state: &AppState,
+    pod: Option<&Arc<Pod>>,
+    verb: Verb,
+) -> Option<Incoming> {
+    let pod = pod?;
     let ledger = &state.in_flight;
     if !ledger.is_enabled() {
         return None;
@@ -90,7 +96,7 @@ pub async fn settle(state: &AppState, pod: &Arc<Pod>, verb: Verb) -> Option<Inco
     {
         drop(snapshot);
         let counts = |other: &Pod| relation.counts(other) && !pod.same_pod_group(other);
-        let settled = ledger.settle(&state.view, pod, &counts).await;
+        let settled = ledger.wait_until_clear(&state.view, pod, &counts).await;
         report(state, pod, settled);
     }
     Some(Incoming {

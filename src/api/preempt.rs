@@ -15,21 +15,23 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use jiff::Timestamp;
 
+use super::json_bytes;
 use super::preempt_unknown::Unknown;
+use super::run::{RunOn, on_current_snapshot};
 use super::split_body::SplitBody;
-use super::{json_bytes, on_snapshot_sized};
+use crate::api::AppState;
 use crate::cluster::{NodeIdx, Snapshot};
 use crate::config::{Config, PreemptionAnswer};
 use crate::log_every::LogEvery;
 use crate::parallel::map_parts;
 use crate::policy::filter::PodFilters;
 use crate::policy::preemption::{Candidate, Preemptor, Victims, pick_one_node};
+use crate::server::ApiError;
 use crate::server::metrics::Metrics;
-use crate::server::{ApiError, AppState};
 use crate::wire::lexer::json_string;
 use crate::wire::preempt_args::{PreemptArgs, read_preempt_args};
 
@@ -101,12 +103,14 @@ async fn handle(
 ) -> Response {
     let metrics = state.metrics.clone();
     let warnings = state.warnings.clone();
-    on_snapshot_sized(&state, body.len(), move |snapshot, config| {
+    let on = RunOn::for_body(body.len());
+    on_current_snapshot(&state, on, move |snapshot, config| {
         let result = answer(snapshot, config, &body, Timestamp::now())?;
         report_unknown(&metrics, &warnings.preempt_unknown_names, &result.unknown);
         Ok(json_bytes(result.to_json()))
     })
     .await
+    .unwrap_or_else(IntoResponse::into_response)
 }
 
 /// A lagging view would otherwise only show as preemptions that never

@@ -12,14 +12,16 @@ use axum::routing::post;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{json_response, on_snapshot};
+use super::json_response;
+use super::run::{RunOn, on_current_snapshot};
+use crate::api::AppState;
 use crate::cluster::Snapshot;
 use crate::config::Config;
 use crate::model::meta::POD_DELETION_COST;
 use crate::model::{LabelSelector, Pod};
 use crate::policy::scale_in::{ScaleIn, ScaleInRequest, SpreadPlan, scale_in};
 use crate::server::people::Caller;
-use crate::server::{ApiError, ApiJson, AppState};
+use crate::server::{ApiError, ApiJson};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/scale-in", post(handle))
@@ -90,14 +92,18 @@ async fn handle(
 ) -> Response {
     // The answer names the pods of these namespaces, and nothing else.
     for namespace in req.namespaces() {
-        if let Err(refused) = caller.may_read_pods(&state, "list", &namespace).await {
+        if let Err(refused) = caller
+            .may_read_pods(&state.people, "list", &namespace)
+            .await
+        {
             return refused.into_response();
         }
     }
-    on_snapshot(&state, move |snapshot, config| {
+    on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
         answer(snapshot, config, &req).map(|out| json_response(&out))
     })
     .await
+    .unwrap_or_else(IntoResponse::into_response)
 }
 
 impl ScaleInBody {

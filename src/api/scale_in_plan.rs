@@ -13,13 +13,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
-use super::{decide_on_snapshot, json_response};
+use super::json_response;
+use super::run::{RunOn, on_current_snapshot};
+use crate::api::AppState;
 use crate::model::meta::SCALE_IN;
 use crate::policy::scale_in::plan::{
     ConstraintSkew, DeploymentAnnotations, PodCost, WorkloadPlan, plans,
 };
+use crate::server::ApiError;
 use crate::server::people::Caller;
-use crate::server::{ApiError, AppState};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/debug/scale-in", get(handle))
@@ -137,32 +139,36 @@ async fn handle(
             ));
         };
         // Asked before looking: a refused caller learns nothing.
-        caller.may_read_pods(&state, "list", &namespace).await?;
+        caller
+            .may_read_pods(&state.people, "list", &namespace)
+            .await?;
         let deployments = state.deployments.clone();
         let writes = deployments.is_some() && state.config.scale_in.manage_deletion_cost;
         let name = query.name.filter(|n| !n.is_empty());
         let ns = namespace.clone();
-        let workloads = decide_on_snapshot(&state, move |snapshot, config| {
-            let known = deployments
-                .as_ref()
-                .map(|d| d as &dyn DeploymentAnnotations);
-            let all = plans(
-                snapshot,
-                known,
-                &config.scheduling.default_spread_constraints,
-                jiff::Timestamp::now(),
-                Some(&ns),
-            );
-            Ok(all
-                .into_iter()
-                .filter(|p| {
-                    name.as_deref()
-                        .is_none_or(|n| p.replica_set == n || p.deployment.as_deref() == Some(n))
-                })
-                .map(WorkloadOut::from)
-                .collect::<Vec<_>>())
-        })
-        .await?;
+        let workloads =
+            on_current_snapshot(&state, RunOn::BlockingPool, move |snapshot, config| {
+                let known = deployments
+                    .as_ref()
+                    .map(|d| d as &dyn DeploymentAnnotations);
+                let all = plans(
+                    snapshot,
+                    known,
+                    &config.scheduling.default_spread_constraints,
+                    jiff::Timestamp::now(),
+                    Some(&ns),
+                );
+                Ok(all
+                    .into_iter()
+                    .filter(|p| {
+                        name.as_deref().is_none_or(|n| {
+                            p.replica_set == n || p.deployment.as_deref() == Some(n)
+                        })
+                    })
+                    .map(WorkloadOut::from)
+                    .collect::<Vec<_>>())
+            })
+            .await?;
         if workloads.is_empty() {
             return Err(ApiError::new(
                 StatusCode::NOT_FOUND,

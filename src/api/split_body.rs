@@ -2,24 +2,29 @@
 //! the declared length says the request will likely split over the cores.
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRef, FromRequest, Request};
 
+use crate::parallel::Splitter;
 use crate::server::{ApiError, WholeBody, declared_length};
 
 /// The whole body ([`WholeBody`]). When the request declares `MIN` bytes or
-/// more, [`crate::parallel::wake_helpers`] runs before the body is read,
+/// more, the state's [`Splitter::prewarm`] runs before the body is read,
 /// for the `SPLITS` splits the request then likely makes: a helper takes
 /// 100–150 µs from its wake-up to running here, about what receiving a
 /// 5,000-name filter takes, so it is running when the decision splits
 /// instead of starting half-way through it.
 pub struct SplitBody<const MIN: usize, const SPLITS: usize>(pub Bytes);
 
-impl<S: Sync, const MIN: usize, const SPLITS: usize> FromRequest<S> for SplitBody<MIN, SPLITS> {
+impl<S, const MIN: usize, const SPLITS: usize> FromRequest<S> for SplitBody<MIN, SPLITS>
+where
+    S: Sync,
+    Splitter: FromRef<S>,
+{
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         if declared_length(&request).is_some_and(|len| len >= MIN) {
-            crate::parallel::wake_helpers(SPLITS);
+            Splitter::from_ref(state).prewarm(SPLITS);
         }
         WholeBody::from_request(request, state)
             .await
@@ -41,7 +46,7 @@ mod tests {
         request
             .headers_mut()
             .insert(CONTENT_LENGTH, declared.into());
-        SplitBody::<MIN, 1>::from_request(request, &())
+        SplitBody::<MIN, 1>::from_request(request, &Splitter::default())
             .await
             .map(|b| b.0)
     }

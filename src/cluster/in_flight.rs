@@ -230,7 +230,7 @@ impl InFlight {
     /// `view` is a chance), at most the wait bound. On timeout the pods
     /// still blocking are dropped, so later decisions do not wait for them
     /// again.
-    pub async fn settle(
+    pub async fn wait_until_clear(
         &self,
         view: &ClusterView,
         incoming: &Pod,
@@ -527,7 +527,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             again.new_attempt(&pod("a", ""));
         });
-        let got = ledger.settle(&view, &pod("b", ""), &any).await;
+        let got = ledger.wait_until_clear(&view, &pod("b", ""), &any).await;
         assert!(matches!(got, Settled::Waited(_)), "{got:?}");
         assert!(ledger.is_empty());
     }
@@ -543,7 +543,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             binder.attempt_ended("ns", "a");
         });
-        let got = ledger.settle(&view, &pod("b", ""), &any).await;
+        let got = ledger.wait_until_clear(&view, &pod("b", ""), &any).await;
         assert!(matches!(got, Settled::Waited(_)), "{got:?}");
         assert!(ledger.is_empty());
     }
@@ -604,7 +604,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             publisher.publish(view_of(vec![pod("a", "n1")]));
         });
-        let got = ledger.settle(&view, &pod("b", ""), &any).await;
+        let got = ledger.wait_until_clear(&view, &pod("b", ""), &any).await;
         assert!(matches!(got, Settled::Waited(_)), "{got:?}");
         assert!(ledger.is_empty());
     }
@@ -615,13 +615,13 @@ mod tests {
         view.publish(view_of(vec![pod("a", "")]));
         let ledger = InFlight::new(Duration::from_millis(50), AGE);
         ledger.record(Arc::new(pod("a", "")), &view.current().unwrap(), None);
-        let got = ledger.settle(&view, &pod("b", ""), &any).await;
+        let got = ledger.wait_until_clear(&view, &pod("b", ""), &any).await;
         assert!(
             matches!(&got, Settled::TimedOut(_, names) if names == &["ns/a"]),
             "{got:?}"
         );
         assert_eq!(
-            ledger.settle(&view, &pod("c", ""), &any).await,
+            ledger.wait_until_clear(&view, &pod("c", ""), &any).await,
             Settled::Free
         );
     }
@@ -632,7 +632,9 @@ mod tests {
         view.publish(view_of(vec![pod("a", "")]));
         let ledger = InFlight::new(WAIT, AGE);
         ledger.record(Arc::new(pod("a", "")), &view.current().unwrap(), None);
-        let got = ledger.settle(&view, &pod("b", ""), &|_| false).await;
+        let got = ledger
+            .wait_until_clear(&view, &pod("b", ""), &|_| false)
+            .await;
         assert_eq!(got, Settled::Free);
     }
 }

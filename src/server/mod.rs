@@ -1,7 +1,7 @@
-//! The HTTPS edge: router, TLS, limits, guards, metrics, shutdown, and
-//! what every handler gets (`AppState`) and answers errors with
-//! (`ApiError`). It mounts the route groups it is given and never names
-//! the handlers (`api` uses it, not the other way).
+//! The HTTPS edge: router, TLS, limits, guards, metrics, shutdown, and the
+//! error every handler answers with (`ApiError`). It mounts the route
+//! groups it is given, over a state it knows only as [`ServerState`], and
+//! never names the handlers (`api` uses it, not the other way).
 
 pub mod access;
 pub mod delegated_auth;
@@ -22,5 +22,5 @@ mod whole_body;
 pub use error::{ApiError, ApiJson};
 pub use router::{Routes, router};
 pub use serve::{ServeError, ServeOptions, Server, requests_runtime, serve, termination_signal};
-pub use state::AppState;
+pub use state::ServerState;
 pub use whole_body::{WholeBody, declared_length};

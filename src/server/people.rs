@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::delegated_auth::{Access, AuthFailure, DelegatedAuth, User};
 use super::peer::Peer;
-use super::{ApiError, AppState};
+use super::{ApiError, ServerState};
 
 /// How people and tools are authenticated.
 #[derive(Clone, Default)]
@@ -44,12 +44,12 @@ impl Caller {
     /// pod, `list` for a selection or for pods an answer names).
     pub async fn may_read_pods(
         &self,
-        state: &AppState,
+        people: &PeopleAuth,
         verb: &'static str,
         namespace: &str,
     ) -> Result<(), ApiError> {
         self.may(
-            state,
+            people,
             Access::Resource {
                 verb,
                 group: "",
@@ -63,8 +63,8 @@ impl Caller {
 
     /// `Ok` when this caller may do `access`, as the API server's
     /// authorizer answers for a user (always for a [`Caller::Local`]).
-    pub async fn may(&self, state: &AppState, access: Access) -> Result<(), ApiError> {
-        let (Self::User(user), PeopleAuth::Delegated(auth)) = (self, &state.people) else {
+    pub async fn may(&self, people: &PeopleAuth, access: Access) -> Result<(), ApiError> {
+        let (Self::User(user), PeopleAuth::Delegated(auth)) = (self, people) else {
             return match self {
                 Self::Local => Ok(()),
                 Self::User(_) => Err(ApiError::new(
@@ -97,9 +97,13 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
 }
 
 /// Middleware for the people routes: attach the [`Caller`] or refuse.
-pub async fn people_only(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub async fn people_only<S: ServerState>(
+    State(state): State<S>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let peer = req.extensions().get::<Arc<Peer>>().cloned();
-    let caller = match &state.people {
+    let caller = match state.people() {
         PeopleAuth::LoopbackOnly => loopback(peer.as_deref()),
         PeopleAuth::Delegated(auth) => match bearer_token(req.headers()) {
             Some(token) => auth
@@ -140,8 +144,8 @@ pub async fn people_only(State(state): State<AppState>, mut req: Request, next: 
 /// Middleware inside [`people_only`] for `/metrics` on the HTTPS port: the
 /// caller must be allowed `get` on the non-resource URL `/metrics`, as for
 /// every Kubernetes component's metrics.
-pub async fn metrics_reader(
-    State(state): State<AppState>,
+pub async fn metrics_reader<S: ServerState>(
+    State(state): State<S>,
     caller: Caller,
     req: Request,
     next: Next,
@@ -150,7 +154,7 @@ pub async fn metrics_reader(
         verb: "get",
         path: "/metrics".to_string(),
     };
-    match caller.may(&state, access).await {
+    match caller.may(state.people(), access).await {
         Ok(()) => next.run(req).await,
         Err(refused) => refused.into_response(),
     }

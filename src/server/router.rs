@@ -21,24 +21,35 @@ use super::middleware::{
     CUT_AT_TIME_LIMIT, errors_as_json, log_failure, over_body_limit, panic_response,
     record_request, request_span, timed_out,
 };
-use super::{ApiError, AppState, access, people, probes};
+use super::{ApiError, ServerState, access, people, probes};
 
 /// The API groups a server mounts, by who may call them
 /// (docs/security.md).
-#[derive(Default)]
-pub struct Routes {
+pub struct Routes<S> {
     /// `/scheduler/*`: kube-scheduler's extender verbs.
-    pub scheduler: Router<AppState>,
+    pub scheduler: Router<S>,
     /// `/admission/*`: kube-apiserver's webhooks.
-    pub admission: Router<AppState>,
+    pub admission: Router<S>,
     /// What people and tools call (`/scale-in`, `/debug/*`); the server
     /// adds `/metrics`.
-    pub people: Router<AppState>,
+    pub people: Router<S>,
 }
 
-pub fn router(state: AppState, routes: Routes) -> Router {
-    let metrics = probes::metrics_route()
-        .route_layer(from_fn_with_state(state.clone(), people::metrics_reader));
+impl<S: ServerState> Default for Routes<S> {
+    fn default() -> Self {
+        Self {
+            scheduler: Router::new(),
+            admission: Router::new(),
+            people: Router::new(),
+        }
+    }
+}
+
+pub fn router<S: ServerState>(state: S, routes: Routes<S>) -> Router {
+    let metrics = probes::metrics_route().route_layer(from_fn_with_state(
+        state.clone(),
+        people::metrics_reader::<S>,
+    ));
     assemble(
         state,
         routes.scheduler,
@@ -49,23 +60,23 @@ pub fn router(state: AppState, routes: Routes) -> Router {
 
 /// The router around the given API groups: the extender verbs, the webhooks, and what people and tools call, each
 /// behind its own guard (docs/security.md).
-fn assemble(
-    state: AppState,
-    scheduler: Router<AppState>,
-    admission: Router<AppState>,
-    people: Router<AppState>,
+fn assemble<S: ServerState>(
+    state: S,
+    scheduler: Router<S>,
+    admission: Router<S>,
+    people: Router<S>,
 ) -> Router {
-    let settings = &state.config.server;
+    let settings = state.settings();
     // The guards sit outside the body limits: a refused caller's body is
     // never read.
     let scheduler = with_body_limit(scheduler, settings.scheduler_body_limit_bytes).layer(
-        from_fn_with_state(Arc::clone(&state.access), access::scheduler_only),
+        from_fn_with_state(Arc::clone(state.access()), access::scheduler_only),
     );
     let admission = with_body_limit(admission, settings.admission_body_limit_bytes).layer(
-        from_fn_with_state(Arc::clone(&state.access), access::admission_only),
+        from_fn_with_state(Arc::clone(state.access()), access::admission_only),
     );
     let people = with_body_limit(people, settings.admission_body_limit_bytes)
-        .layer(from_fn_with_state(state.clone(), people::people_only));
+        .layer(from_fn_with_state(state.clone(), people::people_only::<S>));
     let timeout = Duration::from_secs(settings.request_timeout_seconds);
     // Outermost first: the id exists before the span, the span before
     // anything logs, metrics see the final status.
@@ -77,7 +88,10 @@ fn assemble(
                 .on_failure(log_failure),
         )
         .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(from_fn_with_state(state.metrics.clone(), record_request))
+        .layer(from_fn_with_state(
+            Arc::clone(state.metrics()),
+            record_request,
+        ))
         .layer(from_fn(errors_as_json))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(MapResponseLayer::new(move |r| timed_out(r, timeout)))
@@ -96,7 +110,7 @@ fn assemble(
 
 /// The probes and `/metrics`, unguarded, for the plain-HTTP
 /// `--metrics-listen` port (an explicit opt-in; docs/security.md).
-pub fn probes_only(state: AppState) -> Router {
+pub fn probes_only<S: ServerState>(state: S) -> Router {
     probes::routes()
         .merge(probes::metrics_route())
         .fallback(no_route)
@@ -108,7 +122,7 @@ pub fn probes_only(state: AppState) -> Router {
 /// over it is refused before any of the body is read, a body without one
 /// is cut as it is read. axum's own extractor limit (2 MB by default) is
 /// off, or it would cut bodies first.
-fn with_body_limit(routes: Router<AppState>, limit: usize) -> Router<AppState> {
+fn with_body_limit<S: ServerState>(routes: Router<S>, limit: usize) -> Router<S> {
     routes.layer(
         ServiceBuilder::new()
             .layer(MapResponseLayer::new(move |r| over_body_limit(r, limit)))

@@ -12,28 +12,83 @@ use tower::ServiceExt;
 
 use super::{Routes, assemble, router};
 use crate::cluster::{ClusterView, Snapshot};
-use crate::config::Config;
+use crate::config::ServerSettings;
 use crate::server::access::{AccessRules, Callers};
-use crate::server::{ApiJson, AppState};
+use crate::server::metrics::Metrics;
+use crate::server::people::PeopleAuth;
+use crate::server::{ApiError, ApiJson, ServerState};
 
 const SCHEDULER_LIMIT: usize = 4 << 20;
 const ADMISSION_LIMIT: usize = 1 << 20;
 
-fn state(ready: bool) -> AppState {
+/// What the router reads of a state: ready once its view is published.
+#[derive(Clone)]
+struct TestState {
+    view: Arc<ClusterView>,
+    settings: ServerSettings,
+    access: Arc<AccessRules>,
+    people: PeopleAuth,
+    metrics: Arc<Metrics>,
+}
+
+impl TestState {
+    fn with_access(mut self, access: AccessRules) -> Self {
+        self.access = Arc::new(access);
+        self
+    }
+}
+
+impl ServerState for TestState {
+    fn settings(&self) -> &ServerSettings {
+        &self.settings
+    }
+
+    fn access(&self) -> &Arc<AccessRules> {
+        &self.access
+    }
+
+    fn people(&self) -> &PeopleAuth {
+        &self.people
+    }
+
+    fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    fn readiness(&self) -> Result<(), ApiError> {
+        self.view
+            .current()
+            .map(|_| ())
+            .ok_or_else(ApiError::not_ready)
+    }
+
+    fn metrics_text(&self) -> String {
+        self.metrics.render(&self.view)
+    }
+}
+
+fn state(ready: bool) -> TestState {
     let view = Arc::new(ClusterView::new());
     if ready {
         view.publish(Snapshot::default());
     }
-    let mut config = Config::default();
-    config.server.scheduler_body_limit_bytes = SCHEDULER_LIMIT;
-    config.server.admission_body_limit_bytes = ADMISSION_LIMIT;
-    config.server.request_timeout_seconds = 1;
-    // The plumbing tests call the scheduler routes in-process, with no TLS
-    // peer; the guards have tests of their own below.
-    AppState::new(view, config).with_access(AccessRules {
-        scheduler: Callers::Anyone,
-        admission: Callers::Anyone,
-    })
+    TestState {
+        view,
+        settings: ServerSettings {
+            scheduler_body_limit_bytes: SCHEDULER_LIMIT,
+            admission_body_limit_bytes: ADMISSION_LIMIT,
+            request_timeout_seconds: 1,
+            ..ServerSettings::default()
+        },
+        // The plumbing tests call the scheduler routes in-process, with no
+        // TLS peer; the guards have tests of their own below.
+        access: Arc::new(AccessRules {
+            scheduler: Callers::Anyone,
+            admission: Callers::Anyone,
+        }),
+        people: PeopleAuth::default(),
+        metrics: Arc::new(Metrics::new()),
+    }
 }
 
 async fn json_len(ApiJson(v): ApiJson<serde_json::Value>) -> String {
@@ -48,7 +103,7 @@ async fn panics() -> &'static str {
     panic!("boom")
 }
 
-fn app(state: AppState) -> Router {
+fn app(state: TestState) -> Router {
     let scheduler = Router::new()
         .route("/scheduler/{verb}", post(json_len))
         .route("/scheduler/raw", post(bytes_len));
@@ -273,7 +328,7 @@ async fn metrics_count_requests_by_route_template_and_status() {
     )
     .await;
     // `/metrics` itself is guarded (people routes); its text is read here.
-    let text = state.metrics.render(&state.view);
+    let text = state.metrics_text();
     assert!(
         text.contains(
             r#"kube_arbiter_http_requests_total{route="/scheduler/{verb}",status="200"} 1"#

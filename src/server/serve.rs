@@ -18,7 +18,7 @@ use super::read_buffer::BufferedAcceptor;
 use super::router::probes_only;
 use super::tls::{self, TlsError, TlsSettings};
 use super::tls_reload::{self, CertReloader};
-use super::{AppState, Routes, router};
+use super::{Routes, ServerState, router};
 
 /// How often an idle HTTP/2 connection is pinged.
 const H2_KEEPALIVE: Duration = Duration::from_secs(30);
@@ -85,9 +85,9 @@ pub fn termination_signal() -> std::io::Result<impl Future<Output = ()> + Send> 
 /// Serve `router(state, routes)` over TLS until `shutdown` resolves; then
 /// stop accepting and give in-flight requests `shutdownGraceSeconds` to
 /// finish.
-pub async fn serve(
-    state: AppState,
-    routes: Routes,
+pub async fn serve<S: ServerState>(
+    state: S,
+    routes: Routes<S>,
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
@@ -110,7 +110,7 @@ pub struct Server {
 impl Server {
     /// Load TLS (and start following the files) and bind the listeners.
     /// Must be called inside a tokio runtime.
-    pub fn bind(options: &ServeOptions, state: &AppState) -> Result<Self, ServeError> {
+    pub fn bind(options: &ServeOptions, state: &impl ServerState) -> Result<Self, ServeError> {
         let (rustls, reloader) = tls_config(&options.tls, state)?;
         let https = bind(options.listen)?;
         let metrics = options.metrics_listen.map(bind).transpose()?;
@@ -131,7 +131,7 @@ impl Server {
     pub async fn run(
         self,
         app: Router,
-        state: AppState,
+        state: impl ServerState,
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<(), ServeError> {
         let Self {
@@ -142,7 +142,7 @@ impl Server {
             requests_on,
         } = self;
         let https_addr = https.local_addr()?;
-        let grace = Duration::from_secs(state.config.server.shutdown_grace_seconds);
+        let grace = Duration::from_secs(state.settings().shutdown_grace_seconds);
 
         let https_handle = Handle::new();
         let mut https_server = axum_server::from_tcp_rustls(https, rustls)?
@@ -214,7 +214,7 @@ impl Server {
 /// them (the pair and the client CA bundle).
 fn tls_config(
     settings: &TlsSettings,
-    state: &AppState,
+    state: &impl ServerState,
 ) -> Result<(RustlsConfig, Option<CertReloader>), ServeError> {
     let client_ca = settings.client_ca.as_deref();
     let Some(files) = &settings.cert_key else {
@@ -223,19 +223,19 @@ fn tls_config(
         );
         let verifier = client_ca.map(tls::client_verifier).transpose()?;
         let serving = tls::self_signed(verifier)?;
-        state.metrics.tls_cert_not_after.set(serving.not_after);
+        state.metrics().tls_cert_not_after.set(serving.not_after);
         return Ok((RustlsConfig::from_config(serving.config), None));
     };
     let material = tls::read_material(files, client_ca)?;
     let serving = tls::serving_from_material(files, client_ca, &material)?;
-    state.metrics.tls_cert_not_after.set(serving.not_after);
+    state.metrics().tls_cert_not_after.set(serving.not_after);
     let rustls = RustlsConfig::from_config(serving.config);
     let reloader = tls_reload::follow(
         files.clone(),
         settings.client_ca.clone(),
         material,
         rustls.clone(),
-        Arc::clone(&state.metrics),
+        Arc::clone(state.metrics()),
     )?;
     Ok((rustls, Some(reloader)))
 }

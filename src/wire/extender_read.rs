@@ -27,6 +27,7 @@ mod items;
 mod plain_names;
 use crate::model::shared::unpooled;
 use crate::model::{Pod, RecentNodes};
+use crate::parallel::Splitter;
 
 /// Bodies at least this large (a Nodes-mode NodeList, a few hundred or
 /// more NodeNames) are read in parts, which reads plain names directly;
@@ -34,8 +35,10 @@ use crate::model::{Pod, RecentNodes};
 const SPLIT_READ_MIN: usize = 8 << 10;
 
 /// The args of `body`; Nodes-mode items sent recently are taken from
-/// `recent` (large bodies, the only ones that carry many nodes). A body
-/// refused is refused with serde_json's error.
+/// `recent` (large bodies, the only ones that carry many nodes), and a
+/// long NodeNames array is walked in two halves when one of `splitter`'s
+/// helpers polls for work. A body refused is refused with serde_json's
+/// error.
 ///
 /// Nothing in it is pooled (`model::shared::unpooled`): the pod dies with
 /// the request, and pooling its parts hashed and compared each of them
@@ -43,12 +46,13 @@ const SPLIT_READ_MIN: usize = 8 << 10;
 pub fn read_args<'a>(
     body: &'a [u8],
     recent: &RecentNodes,
+    splitter: &Splitter,
 ) -> Result<ExtenderArgs<'a>, serde_json::Error> {
     unpooled(|| {
         if body.len() < SPLIT_READ_MIN {
             return serde_json::from_slice(body);
         }
-        match read_in_parts(body, recent) {
+        match read_in_parts(body, recent, splitter) {
             Some(args) => Ok(args),
             None => serde_json::from_slice(body),
         }
@@ -57,7 +61,11 @@ pub fn read_args<'a>(
 
 /// The args, or `None` when the body is not a well-formed ExtenderArgs
 /// (the caller reads it again with serde_json to say why).
-fn read_in_parts<'a>(body: &'a [u8], recent: &RecentNodes) -> Option<ExtenderArgs<'a>> {
+fn read_in_parts<'a>(
+    body: &'a [u8],
+    recent: &RecentNodes,
+    splitter: &Splitter,
+) -> Option<ExtenderArgs<'a>> {
     let mut scan = Scan::new(body);
     let mut args = ExtenderArgs::default();
     scan.object(|key, scan| {
@@ -67,7 +75,7 @@ fn read_in_parts<'a>(body: &'a [u8], recent: &RecentNodes) -> Option<ExtenderArg
         } else if key.eq_ignore_ascii_case("nodes") {
             args.nodes = node_list(scan, recent)?;
         } else if key.eq_ignore_ascii_case("nodenames") {
-            (args.node_names, args.node_names_plain) = node_names(scan)?;
+            (args.node_names, args.node_names_plain) = node_names(scan, splitter)?;
         } else {
             serde_json::from_slice::<IgnoredAny>(scan.value()?).ok()?;
         }
@@ -82,9 +90,12 @@ fn read_in_parts<'a>(body: &'a [u8], recent: &RecentNodes) -> Option<ExtenderArg
 /// read here directly: serde_json checked and copied each of 5,000 names
 /// on its own, a tenth of a 5,000-name filter. Any other array (or `null`)
 /// is serde_json's to read.
-fn node_names<'a>(scan: &mut Scan<'a>) -> Option<(Option<Vec<NodeName<'a>>>, bool)> {
+fn node_names<'a>(
+    scan: &mut Scan<'a>,
+    splitter: &Splitter,
+) -> Option<(Option<Vec<NodeName<'a>>>, bool)> {
     scan.skip_space();
-    if let Some((names, end)) = plain_names::plain_names(scan.text, scan.at) {
+    if let Some((names, end)) = plain_names::plain_names(scan.text, scan.at, splitter) {
         scan.at = end;
         return Some((Some(names), true));
     }
@@ -181,7 +192,7 @@ mod tests {
 
     fn agree_with(body: &[u8], recent: &RecentNodes) -> Result<bool, TestCaseError> {
         let whole = serde_json::from_slice::<ExtenderArgs<'_>>(body);
-        let read = read_in_parts(body, recent);
+        let read = read_in_parts(body, recent, &Splitter::default());
         let parsed = read.is_some();
         match (read, &whole) {
             (Some(split), Ok(whole)) => {
@@ -232,7 +243,12 @@ mod tests {
         assert!(small.len() < SPLIT_READ_MIN && large.len() >= SPLIT_READ_MIN);
         let recent = RecentNodes::default();
         for body in [&small, &large] {
-            let read = || read_args(body, &recent).unwrap().pod.unwrap();
+            let read = || {
+                read_args(body, &recent, &Splitter::default())
+                    .unwrap()
+                    .pod
+                    .unwrap()
+            };
             let (a, b) = (read(), read());
             assert_eq!(a, b);
             assert!(!Shared::ptr_eq(&a.metadata.labels, &b.metadata.labels));
@@ -258,7 +274,7 @@ mod tests {
             agree(&body).unwrap(),
             "the realistic body took the slow path"
         );
-        let args = read_in_parts(&body, &RecentNodes::default()).unwrap();
+        let args = read_in_parts(&body, &RecentNodes::default(), &Splitter::default()).unwrap();
         let items = &args.nodes.as_ref().unwrap().items;
         for ((node, raw), want) in items.iter().zip(&nodes) {
             assert_eq!(node.name(), want["metadata"]["name"]);
@@ -278,7 +294,7 @@ mod tests {
         };
         let recent = RecentNodes::default();
         let read = |body: &[u8]| {
-            let args = read_in_parts(body, &recent).expect("the body reads");
+            let args = read_in_parts(body, &recent, &Splitter::default()).expect("the body reads");
             args.nodes
                 .unwrap()
                 .items
@@ -304,10 +320,11 @@ mod tests {
         // A kept text followed by more of the item is not that item.
         let kept = nodes[5].to_string();
         let longer = format!(r#"{{"Pod":{{}},"Nodes":{{"items":[{kept}1]}}}}"#);
-        assert!(read_in_parts(longer.as_bytes(), &recent).is_none());
+        assert!(read_in_parts(longer.as_bytes(), &recent, &Splitter::default()).is_none());
         let open = &kept[..kept.len() - 1];
         let longer = format!(r#"{{"Pod":{{}},"Nodes":{{"items":[{open},"x":1}}]}}}}"#);
-        let got = read_in_parts(longer.as_bytes(), &recent).expect("a valid body");
+        let got =
+            read_in_parts(longer.as_bytes(), &recent, &Splitter::default()).expect("a valid body");
         let got = &got.nodes.unwrap().items[0];
         assert_eq!(
             got.1.text().len(),
@@ -341,7 +358,7 @@ mod tests {
             b"{\"NodeNames\":[\"abcdefghijklmnop",
         ] {
             assert!(
-                read_in_parts(body, &RecentNodes::default()).is_none(),
+                read_in_parts(body, &RecentNodes::default(), &Splitter::default()).is_none(),
                 "{}",
                 String::from_utf8_lossy(body)
             );
@@ -354,12 +371,16 @@ mod tests {
         let body = r#"{"NodeNames": [ "ip-10-0-0-1.eu-west-1.compute.internal" ,"n\u00e9","","zéz"],"Pod":{}}"#
             .as_bytes();
         let at = body.iter().position(|&b| b == b'[').unwrap();
-        assert_eq!(plain_names::plain_names(body, at), None, "an escaped name");
+        assert_eq!(
+            plain_names::plain_names(body, at, &Splitter::default()),
+            None,
+            "an escaped name"
+        );
         let plain = r#"[ "ip-10-0-0-1.eu-west-1.compute.internal" ,"","zéz" ]"#.as_bytes();
-        let (names, end) = plain_names::plain_names(plain, 0).unwrap();
+        let (names, end) = plain_names::plain_names(plain, 0, &Splitter::default()).unwrap();
         assert_eq!(names, ["ip-10-0-0-1.eu-west-1.compute.internal", "", "zéz"]);
         assert_eq!(end, plain.len());
-        let args = read_in_parts(body, &RecentNodes::default()).unwrap();
+        let args = read_in_parts(body, &RecentNodes::default(), &Splitter::default()).unwrap();
         assert!(!args.node_names_plain);
         assert_eq!(
             args.node_names.unwrap(),
@@ -458,10 +479,14 @@ mod tests {
                 .join(",")
         };
         let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[]));
-        let list = read_args(body.as_bytes(), &RecentNodes::default())
-            .unwrap()
-            .nodes
-            .unwrap();
+        let list = read_args(
+            body.as_bytes(),
+            &RecentNodes::default(),
+            &Splitter::default(),
+        )
+        .unwrap()
+        .nodes
+        .unwrap();
         assert_eq!(
             list.items.len(),
             2 * super::super::extender::PARALLEL_DECODE_MIN
@@ -472,7 +497,12 @@ mod tests {
         }
         let last = 2 * super::super::extender::PARALLEL_DECODE_MIN - 1;
         let body = format!(r#"{{"Nodes":{{"items":[{}]}}}}"#, items(&[700, last]));
-        let err = read_args(body.as_bytes(), &RecentNodes::default()).unwrap_err();
+        let err = read_args(
+            body.as_bytes(),
+            &RecentNodes::default(),
+            &Splitter::default(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("Nodes.items[700]"), "{err}");
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! At 5,000 names, walking them one after another was most of reading a
 //! filter body, on one core. A large array is walked in two halves at once
-//! when a helper is polling for work (`parallel::helper_polling`: the
+//! when a helper is polling for work (`Splitter::helper_polling`: the
 //! filter handler woke it from the body's declared length; a sleeping one
 //! would start later than the whole walk takes on one core). The second
 //! half starts at a name that follows a comma past the middle of the
@@ -14,7 +14,7 @@
 //! array's end alone and the second is dropped (as `items` does with a
 //! NodeList).
 
-use crate::parallel;
+use crate::parallel::Splitter;
 
 use super::super::extender::NodeName;
 use super::super::lexer::json_extent::{next_quote, skip_space};
@@ -26,12 +26,17 @@ const SPLIT_MIN: usize = 48 << 10;
 /// The names of the array of plain strings whose `[` is at `text[at]`,
 /// and the place just past its `]`. `None` when there is no such array
 /// there: another value, an escape or a control character in a name,
-/// text that is not UTF-8, or bad punctuation.
-pub(super) fn plain_names(text: &[u8], at: usize) -> Option<(Vec<NodeName<'_>>, usize)> {
+/// text that is not UTF-8, or bad punctuation. Walked in halves when one
+/// of `splitter`'s helpers polls.
+pub(super) fn plain_names<'a>(
+    text: &'a [u8],
+    at: usize,
+    splitter: &Splitter,
+) -> Option<(Vec<NodeName<'a>>, usize)> {
     (text.get(at) == Some(&b'[')).then_some(())?;
     let from = at + 1;
     let rest = text.len() - from;
-    let second = (rest >= SPLIT_MIN && parallel::helper_polling())
+    let second = (rest >= SPLIT_MIN && splitter.helper_polling())
         .then(|| second_start(text, from + rest / 2))
         .flatten();
     read(text, from, second)
