@@ -502,13 +502,12 @@ impl Driver<'_> {
             .flatten()
             .filter_map(|h| Some((h["Host"].as_str()?, h["Score"].as_i64()?)))
             .collect();
+        // A node the answer leaves out gains nothing, as in kube-scheduler's
+        // prioritizeNodes (kube-arbiter answers [] when every score is 0).
+        assert!(scored.is_array(), "prioritize answered {scored}");
         let scores: Vec<i64> = feasible
             .iter()
-            .map(|n| {
-                *by_host
-                    .get(n.as_str())
-                    .unwrap_or_else(|| panic!("no score for {n} in {scored}"))
-            })
+            .map(|n| by_host.get(n.as_str()).copied().unwrap_or(0))
             .collect();
         Cycle::Placed(pick(&feasible, &scores, burst.tie_break, rng))
     }
