@@ -65,13 +65,30 @@ impl Drop for Process {
     }
 }
 
-/// A loopback port nobody listens on now.
+/// A loopback port nobody listens on now, below the kernel's range for
+/// outgoing connections (`ip_local_port_range`): a port the kernel hands
+/// out (`127.0.0.1:0`) is in that range, and any client's connection may
+/// take it before the component binds it (etcd once failed so: "bind:
+/// address already in use"). Ports are tried in an order of this
+/// process's own, each checked by binding it.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const LOWEST: u32 = 10_000;
+    let outgoing_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    let span = outgoing_low.saturating_sub(LOWEST).max(1);
+    let start = std::process::id().wrapping_mul(7_919);
+    for _ in 0..span {
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = (LOWEST + start.wrapping_add(k.wrapping_mul(104_729)) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in {LOWEST}..{outgoing_low}")
 }
 
 /// CPU seconds (user and system) process `pid` has used so far, from
