@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use k8s_openapi::api::authentication::v1::TokenRequest;
-use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use serde_json::{Value, json};
@@ -208,6 +209,54 @@ impl Installed {
             });
         }
         apply(admin, object).await;
+    }
+
+    /// Returns once kube-apiserver calls both shipped webhooks. Until its
+    /// informer has brought a configuration it admits without asking (a
+    /// pod without kube-arbiter's resolution, a class unchecked), so each
+    /// is probed with a dry run (webhooks with `sideEffects: None` are
+    /// called for those) until kube-arbiter's log shows the call.
+    pub async fn wait_for_webhooks(&self, admin: &kube::Client) {
+        let pods: Api<Pod> = Api::namespaced(admin.clone(), "default");
+        let classes: Api<PriorityClass> = Api::all(admin.clone());
+        let dry_run = PostParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "webhook-probe"},
+            "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]},
+        }))
+        .unwrap();
+        let class: PriorityClass =
+            serde_json::from_value(json!({"metadata": {"name": "webhook-probe"}, "value": 1}))
+                .unwrap();
+        super::cluster::wait_for(
+            "kube-apiserver calling kube-arbiter's webhooks",
+            async || {
+                pods.create(&dry_run, &pod)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                classes
+                    .create(&dry_run, &class)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let log = self.log();
+                let called = |webhook: &str| {
+                    let field = format!("webhook=\"{webhook}\"");
+                    log.lines().any(|line| {
+                        line.contains(&field)
+                            && line.contains("webhook-probe")
+                            && line.contains("dry_run=true")
+                    })
+                };
+                match (called("pod"), called("priorityclass")) {
+                    (true, true) => Ok(()),
+                    seen => Err(format!("(pod, priorityclass) webhook called: {seen:?}")),
+                }
+            },
+        )
+        .await;
     }
 
     /// Everything kube-arbiter has logged so far (every restart's).
@@ -417,6 +466,7 @@ pub async fn install_without_scheduler(
     for file in ["mutating-webhook.yaml", "validating-webhook.yaml"] {
         installed.apply_webhooks(&admin, file).await;
     }
+    installed.wait_for_webhooks(&admin).await;
     installed
 }
 
