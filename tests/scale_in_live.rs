@@ -134,7 +134,7 @@ impl Live {
                     p["metadata"]["name"].as_str().unwrap().to_string(),
                     (
                         a[COST].as_str().map(String::from),
-                        a[MANAGED].as_str() == Some("true"),
+                        a[MANAGED].is_string() && a[MANAGED] == a[COST],
                     ),
                 )
             })
@@ -512,7 +512,7 @@ async fn unanswered_patches_fail_in_time_and_do_not_hold_up_the_lease() {
 #[tokio::test]
 async fn turned_off_it_removes_its_own_costs_and_sets_none() {
     let mut pods = cluster().1;
-    pods[5]["metadata"]["annotations"] = json!({COST: "-3", MANAGED: "true"});
+    pods[5]["metadata"]["annotations"] = json!({COST: "-3", MANAGED: "-3"});
     let config = format!("{CONFIG}  manageDeletionCost: false\n");
     let live = start_with(1, &config, pods).await;
     eventually("its old cost to be removed", || async {

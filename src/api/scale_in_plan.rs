@@ -212,6 +212,7 @@ mod tests {
                 resource_version: "7".into(),
                 current: None,
                 managed: false,
+                mark: None,
                 desired: Some(-1),
                 users_cost: false,
             }],

@@ -40,18 +40,19 @@ impl PatchOutcome {
     }
 }
 
-/// One JSON merge patch of the pod's two annotations; the pod's UID in the
-/// patch keeps it from landing on a pod recreated under the same name.
+/// The pod's two annotations as kube-arbiter writes them: `cost` and the
+/// companion naming the same value, or (`None`) both removed.
+pub(super) fn annotations(cost: Option<i32>) -> serde_json::Value {
+    let value = cost.map_or(serde_json::Value::Null, |c| c.to_string().into());
+    json!({POD_DELETION_COST: value, DELETION_COST_MANAGED: value})
+}
+
+/// One JSON merge patch of the pod's two annotations ([`annotations`]);
+/// the pod's UID in the patch keeps it from landing on a pod recreated
+/// under the same name.
 /// Bounded by `within` (at most [`PATCH_TIMEOUT`]).
 pub async fn send(client: &kube::Client, patch: &PodPatch, within: Duration) -> PatchOutcome {
-    let value = |v: Option<String>| v.map_or(serde_json::Value::Null, serde_json::Value::from);
-    let body = json!({"metadata": {
-        "uid": patch.uid,
-        "annotations": {
-            POD_DELETION_COST: value(patch.cost.map(|c| c.to_string())),
-            DELETION_COST_MANAGED: value(patch.cost.map(|_| "true".to_string())),
-        }
-    }});
+    let body = json!({"metadata": {"uid": patch.uid, "annotations": annotations(patch.cost)}});
     let api: Api<ApiPod> = Api::namespaced(client.clone(), &patch.namespace);
     let (params, body) = (PatchParams::default(), Patch::Merge(&body));
     let sent = api.patch_metadata(&patch.name, &params, &body);

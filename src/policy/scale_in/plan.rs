@@ -59,8 +59,10 @@ pub struct PodCost {
     pub resource_version: String,
     /// The pod-deletion-cost it carries now.
     pub current: Option<String>,
-    /// Whether kube-arbiter set that cost.
+    /// Whether kube-arbiter set that cost ([`is_managed`]).
     pub managed: bool,
+    /// The companion annotation kube-arbiter writes with its cost.
+    pub mark: Option<String>,
     /// The cost kube-arbiter wants it to carry (`None`: none of its own).
     pub desired: Option<i32>,
     /// A cost the user set: never changed.
@@ -123,14 +125,18 @@ fn owned_by(pod: &Pod, rs: &SelectorOwner) -> bool {
     })
 }
 
-/// Whether kube-arbiter set the pod's pod-deletion-cost (its companion
-/// annotation says so).
+/// Whether the pod's pod-deletion-cost is the one kube-arbiter wrote: its
+/// companion annotation names that value. A user who changes the cost
+/// (`kubectl annotate --overwrite` leaves the companion as it was) makes it
+/// theirs. The companion `"true"`, which names no value, is read as
+/// kube-arbiter's whatever the cost, and rewritten with the value.
 pub fn is_managed(pod: &Pod) -> bool {
-    pod.metadata
-        .annotations
-        .get(DELETION_COST_MANAGED)
-        .map(String::as_str)
-        == Some("true")
+    let annotations = &pod.metadata.annotations;
+    match annotations.get(DELETION_COST_MANAGED).map(String::as_str) {
+        None => false,
+        Some("true") => true,
+        Some(mark) => annotations.get(POD_DELETION_COST).map(String::as_str) == Some(mark),
+    }
 }
 
 /// The plans of every opted-in ReplicaSet of the snapshot (of `only` that
@@ -214,6 +220,7 @@ fn plan_one(
                 resource_version: p.metadata.resource_version.clone(),
                 current: p.metadata.annotations.get(POD_DELETION_COST).cloned(),
                 managed,
+                mark: p.metadata.annotations.get(DELETION_COST_MANAGED).cloned(),
                 desired: plan
                     .costs
                     .iter()
